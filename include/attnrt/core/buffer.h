@@ -1,0 +1,41 @@
+#pragma once
+// Buffer: one owning allocation. Host buffers are 64-byte aligned and zero-filled (a KV cache must
+// start clean: padded pages and unused slots are never written). Move-only; tensors share
+// ownership through std::shared_ptr<Buffer>, so a view keeps its memory alive.
+
+#include <cstddef>
+#include <memory>
+
+#include "attnrt/core/device.h"
+
+namespace attnrt {
+
+class Buffer {
+ public:
+  static constexpr std::size_t kAlignment = 64;
+
+  // Allocates `size_bytes` zeroed bytes on `device`. Throws Error if the allocation fails or the
+  // device is not available in this build.
+  static std::shared_ptr<Buffer> allocate(std::size_t size_bytes, Device device = Device::cpu());
+
+  Buffer(Buffer&& other) noexcept;
+  Buffer& operator=(Buffer&& other) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer();
+
+  std::byte* data() { return data_; }
+  const std::byte* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  Device device() const { return device_; }
+
+ private:
+  Buffer(std::byte* data, std::size_t size, Device device) : data_(data), size_(size), device_(device) {}
+  void release() noexcept;
+
+  std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+  Device device_;
+};
+
+}  // namespace attnrt

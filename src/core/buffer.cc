@@ -1,0 +1,76 @@
+#include "attnrt/core/buffer.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "attnrt/core/error.h"
+
+namespace attnrt {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kGiB = 1024.0 * kMiB;
+
+// Tensors address buffers with int64 byte offsets, so no buffer may be larger than that.
+constexpr std::size_t kMaxBufferBytes =
+    static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max()) - Buffer::kAlignment;
+
+}  // namespace
+
+std::shared_ptr<Buffer> Buffer::allocate(std::size_t size_bytes, Device device) {
+  if (!device.is_cpu()) {
+    fail(
+        "CUDA device {} is not available in this build (attnrt was built without CUDA); use "
+        "device \"cpu\"",
+        device.str());
+  }
+  if (size_bytes > kMaxBufferBytes) {
+    fail(
+        "cannot allocate a buffer of {} bytes ({:.1f} GiB): larger than the largest addressable "
+        "buffer; lower the requested size",
+        size_bytes, static_cast<double>(size_bytes) / kGiB);
+  }
+  // aligned_alloc wants a multiple of the alignment; an empty buffer still gets a valid pointer.
+  const std::size_t rounded =
+      std::max<std::size_t>((size_bytes + kAlignment - 1) / kAlignment * kAlignment, kAlignment);
+  auto* data = static_cast<std::byte*>(std::aligned_alloc(kAlignment, rounded));
+  if (data == nullptr) {
+    fail(
+        "out of host memory: cannot allocate {:.1f} MiB ({:.2f} GiB) for a buffer; lower the "
+        "memory budget",
+        static_cast<double>(size_bytes) / kMiB, static_cast<double>(size_bytes) / kGiB);
+  }
+  std::memset(data, 0, rounded);  // one pass over fresh pages
+  return std::shared_ptr<Buffer>(new Buffer(data, size_bytes, device));
+}
+
+Buffer::Buffer(Buffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      device_(other.device_) {}
+
+Buffer& Buffer::operator=(Buffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    device_ = other.device_;
+  }
+  return *this;
+}
+
+Buffer::~Buffer() {
+  release();
+}
+
+void Buffer::release() noexcept {
+  std::free(data_);  // host memory only until the CUDA build adds device allocations
+  data_ = nullptr;
+  size_ = 0;
+}
+
+}  // namespace attnrt
