@@ -1,0 +1,111 @@
+#pragma once
+// EngineConfig: everything attnrt needs to plan and run attention for one model on one rank
+// (before tensor-parallel division; see ParallelConfig). Field defaults are the documented
+// defaults of the JSON config (docs/config.md); `load_config` fills and validates them.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attnrt/core/dtype.h"
+
+namespace attnrt {
+
+enum class AttentionType { full, sliding_window, chunked_local, mla, cross, encoder_only };
+
+std::string_view attention_type_name(AttentionType type);  // the JSON spelling, e.g. "sliding_window"
+
+struct LayerConfig {
+  std::string name;
+  AttentionType type = AttentionType::full;
+  int num_heads = 0;     // query heads (whole model, before TP division)
+  int num_kv_heads = 0;  // KV heads (whole model); MLA: 1 latent "head"
+  int head_size = 0;     // K head size; MLA: latent width (kv_lora_rank + rope dims, e.g. 576)
+  int head_size_v = 0;   // V head size; defaults to head_size; MLA: kv_lora_rank (value width)
+  int sliding_window = 0;        // sliding_window layers: tokens in the window
+  int attention_chunk_size = 0;  // chunked_local layers: tokens per chunk
+  std::string kv_sharing_target;  // empty: the layer owns its KV cache
+  std::string backend;            // empty: the default backend for the device
+  bool draft = false;             // a speculative draft layer (always after the target's layers)
+
+  bool shares_kv() const { return !kv_sharing_target.empty(); }
+};
+
+struct ModelConfig {
+  std::string name = "model";
+  int max_model_len = 4096;
+  int hidden_size = 0;
+  int vocab_size = 0;
+  int max_encoder_len = 1500;  // encoder tokens a cross-attention layer may attend to
+  std::vector<LayerConfig> layers;  // execution order, `repeat` already expanded
+};
+
+struct CacheConfig {
+  int block_size = 16;                 // tokens per manager block
+  DType dtype = DType::bf16;           // KV cache element type
+  std::string layout = "LBNHC";        // one of the six KVCacheLayout names
+  std::uint64_t memory = 4ull << 30;   // KV cache budget per rank, bytes
+  bool kv_sharing_fast_prefill = false;
+};
+
+struct CompilationConfig {
+  std::string cudagraph_mode = "FULL_AND_PIECEWISE";  // a CUDAGraphMode name
+  std::vector<int> capture_sizes;                     // empty: generated (SEMANTICS §2.3)
+  std::optional<int> max_capture_size;                // unset: derived from the scheduler
+  bool attention_split_piecewise = true;  // attention is a piecewise split point
+};
+
+struct SchedulerConfig {
+  int max_num_seqs = 128;
+  int max_num_batched_tokens = 2048;
+};
+
+struct SpeculativeConfig {
+  int num_speculative_tokens = 0;
+  bool enable_adaptive_verification = false;
+};
+
+struct ParallelConfig {
+  int num_ubatches = 1;
+  int tensor_parallel_size = 1;
+};
+
+struct LoRAConfig {
+  std::vector<int> capture_cases = {0};
+};
+
+// A kernel block size a backend accepts: exactly `value`, or any multiple of it.
+struct KernelBlockSizeEntry {
+  int value = 0;
+  bool multiple_of = false;
+  friend bool operator==(const KernelBlockSizeEntry&, const KernelBlockSizeEntry&) = default;
+};
+
+// A backend declared in the config: its capabilities as data (DESIGN.md §3).
+struct BackendProfileConfig {
+  std::string name;
+  std::string kernel;  // built-in backend that executes it; empty: plan-only
+  std::string cudagraph_support = "NEVER";
+  std::optional<int> varlen_cudagraph_max_query_len;
+  bool supports_device_cpu_query_lens_mismatch = true;
+  bool supports_batch_invariance = false;
+  std::vector<KernelBlockSizeEntry> kernel_block_sizes = {{1, true}};
+  std::vector<std::string> kv_cache_layouts;  // empty: any layout
+  std::vector<std::string> spec_kinds;        // empty: every attention type
+};
+
+struct EngineConfig {
+  ModelConfig model;
+  CacheConfig cache;
+  CompilationConfig compilation;
+  SchedulerConfig scheduler;
+  SpeculativeConfig speculative;
+  ParallelConfig parallel;
+  LoRAConfig lora;
+  std::vector<BackendProfileConfig> backends;
+
+  const LayerConfig* find_layer(std::string_view name) const;
+};
+
+}  // namespace attnrt

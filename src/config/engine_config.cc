@@ -1,0 +1,19 @@
+#include "attnrt/config/engine_config.h"
+
+#include <algorithm>
+
+#include "config_names.h"
+
+namespace attnrt {
+
+std::string_view attention_type_name(AttentionType type) {
+  return detail::kAttentionTypeNames.at(static_cast<std::size_t>(type));
+}
+
+const LayerConfig* EngineConfig::find_layer(std::string_view name) const {
+  const auto it = std::find_if(model.layers.begin(), model.layers.end(),
+                               [name](const LayerConfig& layer) { return layer.name == name; });
+  return it == model.layers.end() ? nullptr : &*it;
+}
+
+}  // namespace attnrt

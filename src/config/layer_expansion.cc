@@ -1,0 +1,156 @@
+#include "layer_expansion.h"
+
+#include <optional>
+
+#include "attnrt/core/error.h"
+#include "config_names.h"
+#include "json_reader.h"
+
+namespace attnrt::detail {
+namespace {
+
+// An MLA latent of 576 is DeepSeek's kv_lora_rank 512 plus 64 rope dimensions.
+constexpr int kDeepSeekLatentWidth = 576;
+constexpr int kDeepSeekKVLoraRank = 512;
+
+AttentionType read_attention_type(const json& value, const std::string& path) {
+  const std::string name = read_name(value, path, "an attention type", kAttentionTypeNames);
+  return *find_attention_type(name);
+}
+
+// head_size_v: defaults to head_size; for MLA it is kv_lora_rank, known only for DeepSeek's shape.
+int default_head_size_v(const LayerConfig& layer, const std::string& path) {
+  if (layer.type != AttentionType::mla) return layer.head_size;
+  if (layer.head_size == kDeepSeekLatentWidth) return kDeepSeekKVLoraRank;
+  fail("{}: required for mla layers whose head_size is not {}; set it to the model's kv_lora_rank",
+       path, kDeepSeekLatentWidth);
+}
+
+// Reads one layer object; placeholders are substituted later, once its index is known.
+LayerConfig read_layer(const json& entry, const std::string& path) {
+  ObjectReader reader(entry, path);
+  LayerConfig layer;
+  reader.read("name", layer.name);
+  if (const json* type = reader.field("type")) {
+    layer.type = read_attention_type(*type, reader.path_of("type"));
+  }
+  reader.read("num_heads", layer.num_heads);
+  std::optional<int> num_kv_heads;
+  std::optional<int> head_size_v;
+  if (const json* value = reader.field("num_kv_heads")) {
+    num_kv_heads = read_int(*value, reader.path_of("num_kv_heads"));
+  }
+  reader.read("head_size", layer.head_size);
+  if (const json* value = reader.field("head_size_v")) {
+    head_size_v = read_int(*value, reader.path_of("head_size_v"));
+  }
+  reader.read("sliding_window", layer.sliding_window);
+  reader.read("attention_chunk_size", layer.attention_chunk_size);
+  reader.read("kv_sharing_target", layer.kv_sharing_target);
+  reader.read("backend", layer.backend);
+  reader.read("draft", layer.draft);
+  reader.reject_unknown_keys();
+
+  const bool mla = layer.type == AttentionType::mla;
+  layer.num_kv_heads = num_kv_heads.value_or(mla ? 1 : layer.num_heads);
+  layer.head_size_v =
+      head_size_v ? *head_size_v : default_head_size_v(layer, reader.path_of("head_size_v"));
+  return layer;
+}
+
+// Replaces `{i}` with the layer's index and `{r}` with the innermost repetition index.
+std::string substitute(std::string_view text, std::size_t index, std::optional<int> repetition,
+                       const std::string& path) {
+  std::string result;
+  for (std::size_t pos = 0; pos < text.size(); ++pos) {
+    if (text[pos] != '{') {
+      result += text[pos];
+      continue;
+    }
+    const std::string_view placeholder = text.substr(pos, 3);
+    if (placeholder == "{i}") {
+      result += std::to_string(index);
+    } else if (placeholder == "{r}" && repetition) {
+      result += std::to_string(*repetition);
+    } else if (placeholder == "{r}") {
+      fail("{}: \"{{r}}\" (the repetition index) is only allowed inside a repeat block", path);
+    } else {
+      fail(
+          "{}: \"{}\" has an unknown placeholder at offset {}; use {{i}} (layer index) or {{r}} "
+          "(repetition index)",
+          path, text, pos);
+    }
+    pos += 2;
+  }
+  return result;
+}
+
+class LayerExpander {
+ public:
+  std::vector<LayerConfig> take() { return std::move(layers_); }
+
+  void expand_list(const json& entries, const std::string& path, std::optional<int> repetition) {
+    const json::array_t& items = read_array(entries, path);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const std::string entry_path = element_path(path, i);
+      if (items[i].is_object() && (items[i].contains("repeat") || items[i].contains("layers"))) {
+        expand_repeat(items[i], entry_path);
+      } else {
+        emit(items[i], entry_path, repetition);
+      }
+    }
+  }
+
+ private:
+  void expand_repeat(const json& block, const std::string& path) {
+    ObjectReader reader(block, path);
+    const json* count_value = reader.field("repeat");
+    const json* layers = reader.field("layers");
+    reader.reject_unknown_keys();
+    if (count_value == nullptr) {
+      fail("{}: a block of \"layers\" needs a \"repeat\" count", reader.path_of("repeat"));
+    }
+    const int count = read_int(*count_value, reader.path_of("repeat"));
+    if (count < 1) fail("{}: must be a positive integer (got {})", reader.path_of("repeat"), count);
+    if (static_cast<std::size_t>(count) > kMaxExpandedLayers) {
+      fail("{}: {} repetitions would make more than {} layers", reader.path_of("repeat"), count,
+           kMaxExpandedLayers);
+    }
+    if (layers == nullptr) {
+      fail("{}: missing; a repeat block lists the layers it repeats", reader.path_of("layers"));
+    }
+    if (layers->is_array() && layers->empty()) {
+      fail("{}: a repeat block needs at least one layer", reader.path_of("layers"));
+    }
+    for (int r = 0; r < count; ++r) expand_list(*layers, reader.path_of("layers"), r);
+  }
+
+  void emit(const json& entry, const std::string& path, std::optional<int> repetition) {
+    const std::size_t index = layers_.size();
+    if (index >= kMaxExpandedLayers) {
+      fail("{}: the layers expand to more than {} entries; check the repeat counts", path,
+           kMaxExpandedLayers);
+    }
+    LayerConfig layer = read_layer(entry, path);
+    if (layer.name.empty() && !entry.contains("name")) {
+      layer.name = fmt::format("model.layers.{}.self_attn", index);
+    } else {
+      layer.name = substitute(layer.name, index, repetition, child_path(path, "name"));
+    }
+    layer.kv_sharing_target = substitute(layer.kv_sharing_target, index, repetition,
+                                         child_path(path, "kv_sharing_target"));
+    layers_.push_back(std::move(layer));
+  }
+
+  std::vector<LayerConfig> layers_;
+};
+
+}  // namespace
+
+std::vector<LayerConfig> expand_layers(const json& layers, const std::string& path) {
+  LayerExpander expander;
+  expander.expand_list(layers, path, std::nullopt);
+  return expander.take();
+}
+
+}  // namespace attnrt::detail

@@ -1,0 +1,187 @@
+#include "layer_validation.h"
+
+#include <algorithm>
+#include <map>
+
+#include "attnrt/core/error.h"
+#include "config_names.h"
+
+namespace attnrt::detail {
+namespace {
+
+std::string field_path(std::size_t index, std::string_view field) {
+  return fmt::format("model.layers[{}].{}", index, field);
+}
+
+void require_positive(int value, std::size_t index, std::string_view field) {
+  if (value <= 0) fail("{}: must be a positive integer (got {})", field_path(index, field), value);
+}
+
+// A window or chunk size belongs to exactly the layer type that uses it.
+void check_type_specific_size(const LayerConfig& layer, std::size_t index, std::string_view field,
+                              int value, AttentionType owner) {
+  if (layer.type == owner && value <= 0) {
+    fail("{}: required for {} layers; must be a positive integer (got {})",
+         field_path(index, field), attention_type_name(owner), value);
+  }
+  if (layer.type != owner && value != 0) {
+    fail("{}: only {} layers take a {}, but this is a {} layer", field_path(index, field),
+         attention_type_name(owner), field, attention_type_name(layer.type));
+  }
+}
+
+void check_heads(const LayerConfig& layer, std::size_t index) {
+  require_positive(layer.num_heads, index, "num_heads");
+  require_positive(layer.head_size, index, "head_size");
+  if (layer.type == AttentionType::mla) {
+    if (layer.num_kv_heads != 1) {
+      fail(
+          "{}: an mla layer caches one latent vector per token, so num_kv_heads must be 1 (got {})",
+          field_path(index, "num_kv_heads"), layer.num_kv_heads);
+    }
+    if (layer.head_size_v < 0 || layer.head_size_v >= layer.head_size) {
+      fail("{}: for an mla layer this is kv_lora_rank and must be below head_size {} (got {})",
+           field_path(index, "head_size_v"), layer.head_size, layer.head_size_v);
+    }
+    return;
+  }
+  require_positive(layer.num_kv_heads, index, "num_kv_heads");
+  require_positive(layer.head_size_v, index, "head_size_v");
+  if (layer.num_heads % layer.num_kv_heads != 0) {
+    fail("{}: num_heads {} must be a multiple of num_kv_heads {}",
+         field_path(index, "num_kv_heads"), layer.num_heads, layer.num_kv_heads);
+  }
+}
+
+// Query heads split evenly across ranks; KV heads split evenly or are replicated.
+void check_tensor_parallel(const LayerConfig& layer, std::size_t index, int tp) {
+  if (layer.num_heads % tp != 0) {
+    fail("{}: {} query heads cannot be split evenly across parallel.tensor_parallel_size {}",
+         field_path(index, "num_heads"), layer.num_heads, tp);
+  }
+  const int kv = layer.num_kv_heads;
+  if (layer.type != AttentionType::mla && kv > 0 && (kv >= tp ? kv % tp : tp % kv) != 0) {
+    fail(
+        "{}: {} KV heads can be neither split evenly nor replicated across "
+        "parallel.tensor_parallel_size {}",
+        field_path(index, "num_kv_heads"), kv, tp);
+  }
+}
+
+void check_backend(const LayerConfig& layer, std::size_t index, const EngineConfig& config) {
+  if (layer.backend.empty() || contains_name(kBuiltinBackendNames, layer.backend)) return;
+  const bool declared =
+      std::any_of(config.backends.begin(), config.backends.end(),
+                  [&](const BackendProfileConfig& p) { return p.name == layer.backend; });
+  if (!declared) {
+    fail("{}: \"{}\" is neither a built-in backend ({}) nor a profile declared in \"backends\"",
+         field_path(index, "backend"), layer.backend, join_names(kBuiltinBackendNames));
+  }
+}
+
+void check_layer_fields(const LayerConfig& layer, std::size_t index, const EngineConfig& config) {
+  if (layer.name.empty()) fail("{}: must not be empty", field_path(index, "name"));
+  check_heads(layer, index);
+  check_type_specific_size(layer, index, "sliding_window", layer.sliding_window,
+                           AttentionType::sliding_window);
+  check_type_specific_size(layer, index, "attention_chunk_size", layer.attention_chunk_size,
+                           AttentionType::chunked_local);
+  check_tensor_parallel(layer, index, config.parallel.tensor_parallel_size);
+  check_backend(layer, index, config);
+}
+
+// A sharing layer reads the target's cache as its own: same kind of cache, same shape.
+void check_compatible_target(const LayerConfig& layer, const LayerConfig& target,
+                             const std::string& path) {
+  if (target.type == AttentionType::encoder_only) {
+    fail("{}: \"{}\" is an encoder_only layer and has no KV cache to share", path, target.name);
+  }
+  if (target.type != layer.type) {
+    fail(
+        "{}: \"{}\" is a {} layer but \"{}\" is a {} layer; a layer may only share the KV cache of "
+        "a layer of the same attention type",
+        path, target.name, attention_type_name(target.type), layer.name,
+        attention_type_name(layer.type));
+  }
+  if (target.num_kv_heads != layer.num_kv_heads || target.head_size != layer.head_size ||
+      target.head_size_v != layer.head_size_v) {
+    fail(
+        "{}: the KV shapes must match, but \"{}\" has num_kv_heads {}, head_size {}, "
+        "head_size_v {} and \"{}\" has {}, {}, {}",
+        path, target.name, target.num_kv_heads, target.head_size, target.head_size_v, layer.name,
+        layer.num_kv_heads, layer.head_size, layer.head_size_v);
+  }
+  if (target.sliding_window != layer.sliding_window ||
+      target.attention_chunk_size != layer.attention_chunk_size) {
+    fail("{}: \"{}\" keeps a window of {} tokens but \"{}\" needs {}; the window sizes must match",
+         path, target.name, std::max(target.sliding_window, target.attention_chunk_size),
+         layer.name, std::max(layer.sliding_window, layer.attention_chunk_size));
+  }
+}
+
+void check_kv_sharing(const std::vector<LayerConfig>& layers, std::size_t index,
+                      const std::map<std::string_view, std::size_t>& index_of) {
+  const LayerConfig& layer = layers[index];
+  if (!layer.shares_kv()) return;
+  const std::string path = field_path(index, "kv_sharing_target");
+  const std::string& name = layer.kv_sharing_target;
+  if (layer.type == AttentionType::encoder_only) {
+    fail("{}: \"{}\" is an encoder_only layer, which has no KV cache, so it cannot share one", path,
+         layer.name);
+  }
+  const auto found = index_of.find(name);
+  if (found == index_of.end()) {
+    fail("{}: \"{}\" is not a valid Attention layer in the model", path, name);
+  }
+  const std::size_t target_index = found->second;
+  if (target_index == index) fail("{}: \"{}\" cannot be the same as the current layer", path, name);
+  if (target_index > index) {
+    fail("{}: \"{}\" must come before the current layer \"{}\"", path, name, layer.name);
+  }
+  const LayerConfig& target = layers[target_index];
+  if (target.shares_kv()) {
+    fail(
+        "{}: \"{}\" itself shares the KV cache of \"{}\" (chain \"{}\" -> \"{}\" -> \"{}\"); point "
+        "kv_sharing_target at the owning layer \"{}\"",
+        path, name, target.kv_sharing_target, layer.name, name, target.kv_sharing_target,
+        target.kv_sharing_target);
+  }
+  check_compatible_target(layer, target, path);
+}
+
+// Draft layers run after the target model's layers (SEMANTICS §7.6 walks them from the end).
+void check_draft_placement(const std::vector<LayerConfig>& layers) {
+  const auto first_draft =
+      std::find_if(layers.begin(), layers.end(), [](const LayerConfig& l) { return l.draft; });
+  const auto late_target =
+      std::find_if(first_draft, layers.end(), [](const LayerConfig& l) { return !l.draft; });
+  if (late_target == layers.end()) return;
+  fail(
+      "{}: draft layer \"{}\" comes before target layer \"{}\" (model.layers[{}]); every draft "
+      "layer "
+      "must follow every non-draft layer",
+      field_path(static_cast<std::size_t>(first_draft - layers.begin()), "draft"),
+      first_draft->name, late_target->name, late_target - layers.begin());
+}
+
+}  // namespace
+
+void validate_layers(const EngineConfig& config) {
+  const std::vector<LayerConfig>& layers = config.model.layers;
+  if (layers.empty()) {
+    fail("model.layers: the model has no layers; list at least one attention layer");
+  }
+  std::map<std::string_view, std::size_t> index_of;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    check_layer_fields(layers[i], i, config);
+    const auto [existing, inserted] = index_of.emplace(layers[i].name, i);
+    if (!inserted) {
+      fail("{}: \"{}\" is already the name of model.layers[{}]; layer names must be unique",
+           field_path(i, "name"), layers[i].name, existing->second);
+    }
+  }
+  for (std::size_t i = 0; i < layers.size(); ++i) check_kv_sharing(layers, i, index_of);
+  check_draft_placement(layers);
+}
+
+}  // namespace attnrt::detail
