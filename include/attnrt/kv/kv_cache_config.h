@@ -1,0 +1,44 @@
+#pragma once
+// The placement records of a KV cache plan (SEMANTICS §4.2): groups of layers sharing a spec and
+// a block table, the number of manager blocks, and where each group's layers live in the backing.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attnrt/kv/kv_cache_layout.h"
+#include "attnrt/kv/kv_cache_spec.h"
+
+namespace attnrt {
+
+// One group's layers in the shared backing allocation. Layer l's page for manager block b starts
+// at `offset + l * layer_stride + b * block_stride` (bytes). Groups overlay each other: a block
+// id belongs to one group at a time, so layer slot l of every group uses the same bytes.
+struct KVCacheTensor {
+  std::uint64_t size = 0;  // bytes of the backing allocation (the same for every tensor)
+  std::vector<std::string> layers;  // in L order
+  std::int64_t layer_stride = 0;
+  std::int64_t block_stride = 0;
+  std::int64_t offset = 0;
+};
+
+struct KVCacheGroupSpec {
+  std::vector<std::string> layer_names;  // execution order; KV-sharing layers appended later
+  KVCacheSpec kv_cache_spec;
+};
+
+struct KVCacheConfig {
+  std::int64_t num_blocks = 0;
+  std::vector<KVCacheTensor> kv_cache_tensors;  // one per group with layers, in group order
+  std::vector<KVCacheGroupSpec> kv_cache_groups;
+  KVCacheLayout kv_cache_layout = KVCacheLayout::LBNHC;
+  int layer_slots = 0;  // layers per group slot: the L extent of the backing
+
+  std::uint64_t backing_bytes() const {
+    return kv_cache_tensors.empty() ? 0 : kv_cache_tensors.front().size;
+  }
+  // Index of the group holding `layer`, or -1.
+  int group_of(std::string_view layer) const;
+};
+
+}  // namespace attnrt

@@ -1,0 +1,32 @@
+#pragma once
+// KVCacheLayout: the physical order of the five logical axes of a KV cache (SEMANTICS §3.5):
+// L (layer slot), B (block), H (head slot), N (state within a block), C (content bytes).
+
+#include <array>
+#include <string_view>
+
+namespace attnrt {
+
+enum class KVCacheLayout { LBHNC, LBNHC, LHBNC, BLHNC, BLNHC, BHLNC };
+
+namespace kv_axis {
+inline constexpr int L = 0, B = 1, H = 2, N = 3, C = 4;
+}
+
+std::string_view layout_name(KVCacheLayout layout);
+// Throws Error naming the text and the six valid names.
+KVCacheLayout parse_kv_cache_layout(std::string_view name);
+inline constexpr std::array<KVCacheLayout, 6> kAllLayouts = {
+    KVCacheLayout::LBHNC, KVCacheLayout::LBNHC, KVCacheLayout::LHBNC,
+    KVCacheLayout::BLHNC, KVCacheLayout::BLNHC, KVCacheLayout::BHLNC};
+
+// For each physical position (outermost first), the logical axis stored there.
+std::array<int, 5> stride_order(KVCacheLayout layout);
+// The stride order of a layer's 4-D view [B, H, N, C] (L removed, indices shifted down).
+std::array<int, 4> layer_view_order(KVCacheLayout layout);
+bool is_layer_compact(KVCacheLayout layout);    // L outermost
+bool is_block_contiguous(KVCacheLayout layout); // the last three physical axes are H, N, C
+bool is_block_compact(KVCacheLayout layout);    // the first two physical axes are {L, B}
+bool is_block_outermost(KVCacheLayout layout);  // B outermost
+
+}  // namespace attnrt

@@ -1,0 +1,33 @@
+#pragma once
+// From per-layer specs and a byte budget to a KVCacheConfig (SEMANTICS §4.3): equal specs form one
+// group; otherwise page sizes are unified (smaller pages get proportionally larger blocks) and
+// layers are grouped by spec, big buckets split round-robin; then the budget decides num_blocks.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attnrt/config/engine_config.h"
+#include "attnrt/kv/kv_cache_config.h"
+
+namespace attnrt {
+
+using LayerSpecs = std::vector<std::pair<std::string, KVCacheSpec>>;  // execution order
+
+// Groups the layers that own a KV cache. Encoder-only specs form no group.
+std::vector<KVCacheGroupSpec> get_kv_cache_groups(const LayerSpecs& specs);
+
+// Blocks that fit `available_memory` bytes, and one KVCacheTensor per group laid out in `layout`.
+// Throws Error when the budget holds no block for every layer, naming the budget and the need.
+KVCacheConfig get_kv_cache_config_from_groups(std::vector<KVCacheGroupSpec> groups,
+                                              std::uint64_t available_memory,
+                                              KVCacheLayout layout);
+
+// How many requests of `max_model_len` tokens fit at once (vLLM's max concurrency estimate).
+double max_concurrency(const KVCacheConfig& kv_cache_config, const EngineConfig& config);
+
+// Tokens the cache can hold per layer: num_blocks × the smallest group block size.
+std::int64_t tokens_capacity(const KVCacheConfig& kv_cache_config);
+
+}  // namespace attnrt

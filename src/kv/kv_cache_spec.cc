@@ -1,0 +1,192 @@
+// KVCacheSpec: page sizes and per-request memory bounds of each spec kind (SEMANTICS §4.1).
+// One struct with a kind replaces vLLM's spec class hierarchy; the kind decides the memory bound.
+
+#include "attnrt/kv/kv_cache_spec.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "attnrt/core/error.h"
+#include "byte_text.h"
+
+namespace attnrt {
+namespace {
+
+std::int64_t cdiv(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+void require_positive(int value, std::string_view what, KVSpecKind kind) {
+  if (value <= 0) {
+    fail("{} KV cache spec: {} must be positive, got {}", spec_kind_name(kind), what, value);
+  }
+}
+
+// The fields every attention kind shares; head_size_v < 0 means "same as head_size".
+KVCacheSpec attention_spec(KVSpecKind kind, int block_size, int num_kv_heads, int head_size,
+                           DType dtype, int head_size_v) {
+  require_positive(block_size, "block_size", kind);
+  require_positive(num_kv_heads, "num_kv_heads", kind);
+  require_positive(head_size, "head_size", kind);
+  KVCacheSpec spec;
+  spec.kind = kind;
+  spec.block_size = block_size;
+  spec.num_kv_heads = num_kv_heads;
+  spec.head_size = head_size;
+  spec.head_size_v = head_size_v < 0 ? head_size : head_size_v;
+  spec.dtype = dtype;
+  return spec;
+}
+
+}  // namespace
+
+std::string_view spec_kind_name(KVSpecKind kind) {
+  switch (kind) {
+    case KVSpecKind::full:
+      return "full";
+    case KVSpecKind::sliding_window:
+      return "sliding_window";
+    case KVSpecKind::chunked_local:
+      return "chunked_local";
+    case KVSpecKind::mla:
+      return "mla";
+    case KVSpecKind::cross:
+      return "cross";
+    case KVSpecKind::encoder_only:
+      return "encoder_only";
+  }
+  return "unknown";
+}
+
+KVCacheSpec KVCacheSpec::full(int block_size, int num_kv_heads, int head_size, DType dtype,
+                              int head_size_v) {
+  return attention_spec(KVSpecKind::full, block_size, num_kv_heads, head_size, dtype, head_size_v);
+}
+
+KVCacheSpec KVCacheSpec::sliding(int block_size, int num_kv_heads, int head_size, DType dtype,
+                                 int sliding_window, int head_size_v) {
+  KVCacheSpec spec = attention_spec(KVSpecKind::sliding_window, block_size, num_kv_heads, head_size,
+                                    dtype, head_size_v);
+  require_positive(sliding_window, "sliding_window", spec.kind);
+  spec.sliding_window = sliding_window;
+  return spec;
+}
+
+KVCacheSpec KVCacheSpec::chunked_local(int block_size, int num_kv_heads, int head_size, DType dtype,
+                                       int attention_chunk_size, int head_size_v) {
+  KVCacheSpec spec = attention_spec(KVSpecKind::chunked_local, block_size, num_kv_heads, head_size,
+                                    dtype, head_size_v);
+  require_positive(attention_chunk_size, "attention_chunk_size", spec.kind);
+  spec.attention_chunk_size = attention_chunk_size;
+  return spec;
+}
+
+KVCacheSpec KVCacheSpec::mla(int block_size, int head_size, DType dtype, int alignment) {
+  // One latent vector per token: a single "head" and no separate V.
+  KVCacheSpec spec = attention_spec(KVSpecKind::mla, block_size, 1, head_size, dtype, 0);
+  if (alignment < 0) fail("mla KV cache spec: alignment must be >= 0, got {}", alignment);
+  const std::int64_t real = spec.real_page_size_bytes();
+  const std::int64_t aligned = alignment > 0 ? cdiv(real, alignment) * alignment : real;
+  // Padded only when the rounding changes the size, so equal pages give equal specs.
+  if (aligned != real) spec.page_size_padded = aligned;
+  return spec;
+}
+
+KVCacheSpec KVCacheSpec::cross(int block_size, int num_kv_heads, int head_size, DType dtype,
+                               int head_size_v) {
+  return attention_spec(KVSpecKind::cross, block_size, num_kv_heads, head_size, dtype, head_size_v);
+}
+
+// tokens_per_state 1 (the usual case) gives one state per token; > 1 compresses several tokens
+// into one state. A block always holds at least one state.
+int KVCacheSpec::num_kernel_states(int tokens) const {
+  if (tokens_per_state <= 0) return 1;
+  return std::max(1, tokens / tokens_per_state);
+}
+
+std::int64_t KVCacheSpec::state_content_size_bytes() const {
+  if (state_content_bytes > 0) return state_content_bytes;
+  return static_cast<std::int64_t>(head_size + head_size_v) *
+         static_cast<std::int64_t>(dtype_size(dtype));
+}
+
+std::int64_t KVCacheSpec::real_page_size_bytes() const {
+  return static_cast<std::int64_t>(num_heads()) * num_states() * state_content_size_bytes();
+}
+
+std::int64_t KVCacheSpec::page_size_bytes() const {
+  const std::int64_t real = real_page_size_bytes();
+  if (!page_size_padded) return real;
+  if (*page_size_padded < real) {
+    fail("{}: page_size_padded {} is smaller than the real page {}; pad to at least {}",
+         spec_kind_name(kind), *page_size_padded, real, real);
+  }
+  return *page_size_padded;
+}
+
+// Tokens in flight per request are bounded by the scheduler's token budget per step.
+std::int64_t KVCacheSpec::max_memory_usage_bytes(const EngineConfig& config) const {
+  const std::int64_t page = page_size_bytes();
+  const std::int64_t max_model_len = config.model.max_model_len;
+  const std::int64_t in_flight = config.scheduler.max_num_batched_tokens;
+  switch (kind) {
+    case KVSpecKind::full:
+    case KVSpecKind::mla:
+      return cdiv(max_model_len, block_size) * page;
+    case KVSpecKind::sliding_window: {
+      // The window plus this step's tokens, and one more block as the window slides across.
+      const std::int64_t tokens = std::min(sliding_window - 1 + in_flight, max_model_len);
+      return (cdiv(tokens, block_size) + 1) * page;
+    }
+    case KVSpecKind::chunked_local: {
+      const std::int64_t tokens = std::min(attention_chunk_size + in_flight, max_model_len);
+      return cdiv(tokens, block_size) * page;
+    }
+    case KVSpecKind::cross:
+      return cdiv(config.model.max_encoder_len, block_size) * page;
+    case KVSpecKind::encoder_only:
+      return 0;
+  }
+  return 0;
+}
+
+std::int64_t KVCacheSpec::max_num_blocks_per_req(int max_len) const {
+  return cdiv(max_len, block_size);
+}
+
+KVCacheSpec KVCacheSpec::with_block_size(int new_block_size) const {
+  if (new_block_size <= 0) {
+    fail("{}: block size must be positive, got {}", describe(), new_block_size);
+  }
+  // Padding is fixed in bytes for one block size; scaling it would move the padding into the
+  // middle of the page, so a padded page keeps its block size.
+  if (is_padded()) {
+    fail("{}: cannot change the block size of a padded page to {}; drop the padding first",
+         describe(), new_block_size);
+  }
+  KVCacheSpec spec = *this;
+  spec.block_size = new_block_size;
+  if (spec.page_size_padded) spec.page_size_padded = spec.real_page_size_bytes();
+  return spec;
+}
+
+std::string KVCacheSpec::describe() const {
+  std::string text = fmt::format("{}(block {}, kv_heads {}, head {}", spec_kind_name(kind),
+                                 block_size, num_kv_heads, head_size);
+  if (kind != KVSpecKind::mla && head_size_v != head_size) {
+    text += fmt::format(", head_v {}", head_size_v);
+  }
+  if (num_head_slots > 0) text += fmt::format(", head_slots {}", num_head_slots);
+  if (tokens_per_state > 1) text += fmt::format(", tokens_per_state {}", tokens_per_state);
+  if (state_content_bytes > 0) text += fmt::format(", state {} B", state_content_bytes);
+  if (kind == KVSpecKind::sliding_window) text += fmt::format(", window {}", sliding_window);
+  if (kind == KVSpecKind::chunked_local) text += fmt::format(", chunk {}", attention_chunk_size);
+  text += fmt::format(", {}, page {}", dtype_name(dtype), detail::format_bytes(page_size_bytes()));
+  if (is_padded()) {
+    text += fmt::format(" padded from {}", detail::format_bytes(real_page_size_bytes()));
+  }
+  return text + ")";
+}
+
+}  // namespace attnrt
