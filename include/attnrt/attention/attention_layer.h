@@ -1,0 +1,48 @@
+#pragma once
+// AttentionLayer: one attention module of the model as the runtime sees it on this rank — its
+// per-rank head counts, attention type, KV-sharing target, and the KV cache view bound to it.
+
+#include <optional>
+#include <string>
+
+#include "attnrt/config/engine_config.h"
+#include "attnrt/core/tensor.h"
+#include "attnrt/kv/kv_cache_spec.h"
+
+namespace attnrt {
+
+class AttentionLayer {
+ public:
+  // `layer` holds whole-model head counts; the layer keeps this rank's share: query heads / T, KV
+  // heads / T, or 1 (replicated) when there are fewer KV heads than ranks. Throws Error naming the
+  // layer when the heads do not divide among `tensor_parallel_size` ranks.
+  AttentionLayer(const LayerConfig& layer, int tensor_parallel_size = 1);
+
+  const std::string& name() const { return config_.name; }
+  AttentionType type() const { return config_.type; }
+  int num_heads() const { return config_.num_heads; }
+  int num_kv_heads() const { return config_.num_kv_heads; }
+  int head_size() const { return config_.head_size; }
+  int head_size_v() const { return config_.head_size_v; }
+  int sliding_window() const { return config_.sliding_window; }
+  int attention_chunk_size() const { return config_.attention_chunk_size; }
+  const std::string& kv_sharing_target() const { return config_.kv_sharing_target; }
+  bool shares_kv() const { return config_.shares_kv(); }
+  bool is_draft() const { return config_.draft; }
+  const std::string& backend_name() const { return config_.backend; }
+  const LayerConfig& config() const { return config_; }  // per-rank values
+
+  // The cache this layer owns, or nullopt: KV-sharing layers read their target's cache and
+  // encoder-only layers keep none.
+  std::optional<KVCacheSpec> get_kv_cache_spec(const CacheConfig& cache) const;
+
+  void bind_kv_cache(Tensor view) { kv_cache_ = std::move(view); }
+  bool has_kv_cache() const { return kv_cache_.defined(); }
+  const Tensor& kv_cache() const { return kv_cache_; }
+
+ private:
+  LayerConfig config_;
+  Tensor kv_cache_;
+};
+
+}  // namespace attnrt

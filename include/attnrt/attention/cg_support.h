@@ -1,0 +1,28 @@
+#pragma once
+// AttentionCGSupport: how much of a batch a backend's metadata builder can serve from a FULL CUDA
+// graph (SEMANTICS §1.1). Ordered: a smaller value is weaker.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace attnrt {
+
+enum class AttentionCGSupport : int {
+  NEVER = 0,                        // no FULL graphs at all
+  UNIFORM_SINGLE_TOKEN_DECODE = 1,  // pure decode, one token per request
+  UNIFORM_BATCH = 2,                // every request has the same query length (spec-decode verify)
+  ALWAYS = 3,                       // any batch, mixed prefill and decode included
+};
+
+constexpr bool weaker(AttentionCGSupport a, AttentionCGSupport b) {
+  return static_cast<int>(a) < static_cast<int>(b);
+}
+// "UNIFORM_BATCH"
+std::string_view cg_support_name(AttentionCGSupport support);
+// "AttentionCGSupport.UNIFORM_BATCH", as vLLM prints it inside messages.
+std::string cg_support_qualified_name(AttentionCGSupport support);
+// Throws Error naming the text and the four valid names.
+AttentionCGSupport parse_cg_support(std::string_view name);
+
+}  // namespace attnrt

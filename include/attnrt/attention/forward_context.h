@@ -1,0 +1,43 @@
+#pragma once
+// ForwardContext: the model's attention layers in execution order, looked up by name.
+
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnrt/attention/attention_layer.h"
+#include "attnrt/config/engine_config.h"
+#include "attnrt/kv/kv_cache_planner.h"
+
+namespace attnrt {
+
+class ForwardContext {
+ public:
+  ForwardContext() = default;
+  // One layer per config layer, per-rank (tensor parallelism applied).
+  static ForwardContext from_config(const EngineConfig& config);
+
+  // Appends a layer; throws Error if its name is taken.
+  void add(AttentionLayer layer);
+
+  std::span<AttentionLayer> layers() { return layers_; }
+  std::span<const AttentionLayer> layers() const { return layers_; }
+  std::size_t size() const { return layers_.size(); }
+  bool contains(std::string_view name) const { return find(name) != nullptr; }
+  AttentionLayer* find(std::string_view name);
+  const AttentionLayer* find(std::string_view name) const;
+  // Throws Error naming the layer when it is not in the context.
+  AttentionLayer& at(std::string_view name);
+  const AttentionLayer& at(std::string_view name) const;
+
+ private:
+  std::vector<AttentionLayer> layers_;
+  std::map<std::string, std::size_t, std::less<>> index_;
+};
+
+// Every layer that owns a cache with its spec, in execution order (SEMANTICS §4.3).
+LayerSpecs get_kv_cache_spec(const ForwardContext& forward_context, const CacheConfig& cache);
+
+}  // namespace attnrt

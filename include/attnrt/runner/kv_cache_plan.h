@@ -1,0 +1,29 @@
+#pragma once
+// The KV cache plan of a config: layers → specs → groups → blocks for the budget → where every
+// layer's view lives. Computed without allocating, so a 24 GiB plan costs nothing; `attnrt plan`
+// prints it and an engine allocates it with allocate_kv_cache.
+
+#include <vector>
+
+#include "attnrt/attention/forward_context.h"
+#include "attnrt/config/engine_config.h"
+#include "attnrt/kv/kv_cache_config.h"
+#include "attnrt/kv/kv_cache_planner.h"
+#include "attnrt/kv/kv_cache_views.h"
+#include "attnrt/runner/kv_sharing.h"
+
+namespace attnrt {
+
+struct KVCachePlan {
+  ForwardContext forward_context;      // per-rank layers, execution order
+  LayerSpecs layer_specs;              // layers that own a cache
+  SharedKVCacheLayers shared_layers;   // layer → target
+  KVCacheConfig kv_cache_config;       // groups include the sharing layers of their targets
+  std::vector<LayerViewGeometry> views;  // one per owning layer
+};
+
+// Plans for `config.cache.memory` bytes per rank in `config.cache.layout`. `kernel_block_sizes`
+// (one per group, or empty) splits manager blocks for the views.
+KVCachePlan plan_kv_cache(const EngineConfig& config, std::span<const int> kernel_block_sizes = {});
+
+}  // namespace attnrt

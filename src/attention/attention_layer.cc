@@ -1,0 +1,73 @@
+#include "attnrt/attention/attention_layer.h"
+
+#include "attnrt/core/error.h"
+
+namespace attnrt {
+namespace {
+
+// This rank's share of the KV heads (vLLM: divided when there are at least as many KV heads as
+// ranks, otherwise each rank keeps a replica of one head).
+int kv_heads_per_rank(const LayerConfig& layer, int tp) {
+  if (layer.type == AttentionType::mla) return 1;  // the latent vector is replicated
+  if (layer.num_kv_heads >= tp) {
+    if (layer.num_kv_heads % tp != 0) {
+      fail("layer {}: {} KV heads do not divide among {} tensor-parallel ranks; use a "
+           "tensor_parallel_size that divides {}",
+           layer.name, layer.num_kv_heads, tp, layer.num_kv_heads);
+    }
+    return layer.num_kv_heads / tp;
+  }
+  if (tp % layer.num_kv_heads != 0) {
+    fail("layer {}: {} tensor-parallel ranks cannot replicate {} KV heads evenly; use a "
+         "tensor_parallel_size that is a multiple of {}",
+         layer.name, tp, layer.num_kv_heads, layer.num_kv_heads);
+  }
+  return 1;
+}
+
+}  // namespace
+
+AttentionLayer::AttentionLayer(const LayerConfig& layer, int tensor_parallel_size)
+    : config_(layer) {
+  const int tp = tensor_parallel_size;
+  if (tp < 1) fail("layer {}: tensor_parallel_size must be at least 1, got {}", layer.name, tp);
+  if (layer.num_heads <= 0 || layer.num_kv_heads <= 0 || layer.head_size <= 0) {
+    fail("layer {}: num_heads ({}), num_kv_heads ({}) and head_size ({}) must be positive",
+         layer.name, layer.num_heads, layer.num_kv_heads, layer.head_size);
+  }
+  if (layer.num_heads % tp != 0) {
+    fail("layer {}: {} query heads do not divide among {} tensor-parallel ranks", layer.name,
+         layer.num_heads, tp);
+  }
+  config_.num_heads = layer.num_heads / tp;
+  config_.num_kv_heads = kv_heads_per_rank(layer, tp);
+  if (config_.head_size_v == 0 && config_.type != AttentionType::mla) {
+    config_.head_size_v = config_.head_size;
+  }
+}
+
+std::optional<KVCacheSpec> AttentionLayer::get_kv_cache_spec(const CacheConfig& cache) const {
+  if (shares_kv()) return std::nullopt;  // reads the target's cache
+  const int block = cache.block_size;
+  const int kv = config_.num_kv_heads;
+  const int hs = config_.head_size;
+  const int hv = config_.head_size_v;
+  switch (config_.type) {
+    case AttentionType::full:
+      return KVCacheSpec::full(block, kv, hs, cache.dtype, hv);
+    case AttentionType::sliding_window:
+      return KVCacheSpec::sliding(block, kv, hs, cache.dtype, config_.sliding_window, hv);
+    case AttentionType::chunked_local:
+      return KVCacheSpec::chunked_local(block, kv, hs, cache.dtype, config_.attention_chunk_size,
+                                        hv);
+    case AttentionType::mla:
+      return KVCacheSpec::mla(block, hs, cache.dtype);
+    case AttentionType::cross:
+      return KVCacheSpec::cross(block, kv, hs, cache.dtype, hv);
+    case AttentionType::encoder_only:
+      return std::nullopt;  // attends within the batch; keeps no cache
+  }
+  return std::nullopt;
+}
+
+}  // namespace attnrt

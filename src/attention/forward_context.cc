@@ -1,0 +1,52 @@
+#include "attnrt/attention/forward_context.h"
+
+#include "attnrt/core/error.h"
+
+namespace attnrt {
+
+ForwardContext ForwardContext::from_config(const EngineConfig& config) {
+  ForwardContext context;
+  for (const LayerConfig& layer : config.model.layers) {
+    context.add(AttentionLayer(layer, config.parallel.tensor_parallel_size));
+  }
+  return context;
+}
+
+void ForwardContext::add(AttentionLayer layer) {
+  if (index_.contains(layer.name())) {
+    fail("layer {} is registered twice in the forward context; layer names must be unique",
+         layer.name());
+  }
+  index_.emplace(layer.name(), layers_.size());
+  layers_.push_back(std::move(layer));
+}
+
+AttentionLayer* ForwardContext::find(std::string_view name) {
+  auto it = index_.find(name);
+  return it == index_.end() ? nullptr : &layers_[it->second];
+}
+
+const AttentionLayer* ForwardContext::find(std::string_view name) const {
+  auto it = index_.find(name);
+  return it == index_.end() ? nullptr : &layers_[it->second];
+}
+
+AttentionLayer& ForwardContext::at(std::string_view name) {
+  if (AttentionLayer* layer = find(name)) return *layer;
+  fail("layer {} is not an attention layer of the forward context", name);
+}
+
+const AttentionLayer& ForwardContext::at(std::string_view name) const {
+  if (const AttentionLayer* layer = find(name)) return *layer;
+  fail("layer {} is not an attention layer of the forward context", name);
+}
+
+LayerSpecs get_kv_cache_spec(const ForwardContext& forward_context, const CacheConfig& cache) {
+  LayerSpecs specs;
+  for (const AttentionLayer& layer : forward_context.layers()) {
+    if (auto spec = layer.get_kv_cache_spec(cache)) specs.emplace_back(layer.name(), *spec);
+  }
+  return specs;
+}
+
+}  // namespace attnrt

@@ -1,0 +1,19 @@
+#include "attnrt/runner/kv_cache_plan.h"
+
+namespace attnrt {
+
+KVCachePlan plan_kv_cache(const EngineConfig& config, std::span<const int> kernel_block_sizes) {
+  KVCachePlan plan;
+  plan.forward_context = ForwardContext::from_config(config);
+  plan.layer_specs = get_kv_cache_spec(plan.forward_context, config.cache);
+  plan.shared_layers = get_shared_kv_cache_layers(plan.forward_context);
+  plan.kv_cache_config =
+      get_kv_cache_config_from_groups(get_kv_cache_groups(plan.layer_specs), config.cache.memory,
+                                      parse_kv_cache_layout(config.cache.layout));
+  add_kv_sharing_layers_to_kv_cache_groups(plan.shared_layers,
+                                           plan.kv_cache_config.kv_cache_groups);
+  plan.views = plan_kv_cache_views(plan.kv_cache_config, kernel_block_sizes);
+  return plan;
+}
+
+}  // namespace attnrt
