@@ -1,0 +1,13 @@
+#pragma once
+// The subcommands of the `attnrt` CLI. Each registers itself on the app and runs when chosen.
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace attnrt::cli {
+
+// Returns the action to run when the `plan` subcommand was chosen.
+std::function<int()> add_plan_command(CLI::App& app);
+
+}  // namespace attnrt::cli
