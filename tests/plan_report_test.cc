@@ -99,3 +99,35 @@ TEST(PlanReport, Gemma2HasTwoGroups) {
 
 }  // namespace
 }  // namespace attnrt
+
+namespace attnrt {
+namespace {
+
+// Tensor parallelism plans one rank: heads divided, KV heads replicated below one per rank, and
+// the budget is per rank.
+TEST(PlanReport, TensorParallelismPlansOneRank) {
+  EngineConfig config = load_config_file(example("llama-3-8b.json"));
+  config.cache.memory = 1ull << 30;
+  config.parallel.tensor_parallel_size = 1;
+  const KVCachePlan whole = plan_kv_cache(config);
+  config.parallel.tensor_parallel_size = 4;
+  const KVCachePlan rank4 = plan_kv_cache(config);
+  config.parallel.tensor_parallel_size = 16;
+  const KVCachePlan rank16 = plan_kv_cache(config);
+
+  EXPECT_EQ(whole.forward_context.layers()[0].num_heads(), 32);
+  EXPECT_EQ(rank4.forward_context.layers()[0].num_heads(), 8);
+  EXPECT_EQ(rank4.forward_context.layers()[0].num_kv_heads(), 2);
+  EXPECT_EQ(rank16.forward_context.layers()[0].num_heads(), 2);
+  EXPECT_EQ(rank16.forward_context.layers()[0].num_kv_heads(), 1);  // 8 KV heads, 16 ranks
+  // 16 tokens × 8 KV heads × (128 + 128) × bf16 = 64 KiB per page on one rank; 16 KiB on four.
+  const KVCacheSpec& spec4 = rank4.kv_cache_config.kv_cache_groups[0].kv_cache_spec;
+  EXPECT_EQ(whole.kv_cache_config.kv_cache_groups[0].kv_cache_spec.page_size_bytes(), 65536);
+  EXPECT_EQ(spec4.page_size_bytes(), 16384);
+  EXPECT_EQ(rank4.kv_cache_config.num_blocks, (1 << 30) / (16384 * 32));
+  EXPECT_EQ(rank4.kv_cache_config.num_blocks, 4 * whole.kv_cache_config.num_blocks);
+  EXPECT_EQ(rank16.kv_cache_config.num_blocks, rank4.kv_cache_config.num_blocks * 2);
+}
+
+}  // namespace
+}  // namespace attnrt

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cctype>
 #include <map>
 
 #include "attnrt/config/config_loader.h"
@@ -81,6 +82,36 @@ nlohmann::json bindings_json(const KVCachePlan& plan) {
   return bindings;
 }
 
+// "model.layers.{0,2,4}.self_attn" for names that differ only in the middle; a plain list
+// otherwise.
+std::string compact_names(const std::vector<std::string>& names) {
+  if (names.size() < 2) return fmt::format("{}", fmt::join(names, ", "));
+  std::size_t prefix = names.front().size(), suffix = names.front().size();
+  for (const std::string& name : names) {
+    const std::string& first = names.front();
+    std::size_t p = 0;
+    while (p < prefix && p < name.size() && name[p] == first[p]) ++p;
+    prefix = p;
+    std::size_t s = 0;
+    while (s < suffix && s < name.size() &&
+           name[name.size() - 1 - s] == first[first.size() - 1 - s])
+      ++s;
+    suffix = s;
+  }
+  // Never cut through a number: "layers.2{0,1}" would read as a different name.
+  const std::string& first = names.front();
+  while (prefix > 0 && std::isdigit(static_cast<unsigned char>(first[prefix - 1]))) --prefix;
+  while (suffix > 0 && std::isdigit(static_cast<unsigned char>(first[first.size() - suffix])))
+    --suffix;
+  std::vector<std::string> middles;
+  for (const std::string& name : names) {
+    if (prefix + suffix > name.size()) return fmt::format("{}", fmt::join(names, ", "));
+    middles.push_back(name.substr(prefix, name.size() - prefix - suffix));
+  }
+  return fmt::format("{}{{{}}}{}", names.front().substr(0, prefix), fmt::join(middles, ","),
+                     names.front().substr(names.front().size() - suffix));
+}
+
 }  // namespace
 
 nlohmann::json plan_to_json(const EngineConfig& config, const KVCachePlan& plan) {
@@ -106,23 +137,35 @@ std::string plan_to_text(const EngineConfig& config, const KVCachePlan& plan,
        config.parallel.tensor_parallel_size);
   line("KV cache: {} budget per rank, {} cache, layout {}", format_size(config.cache.memory),
        dtype_name(config.cache.dtype), layout_name(kv.kv_cache_layout));
-  line("  {} blocks of {} tokens ({} per rank in use), {} tokens per layer, max concurrency {:.2f} "
-       "at {} tokens",
-       kv.num_blocks, config.cache.block_size, format_size(kv.backing_bytes()),
-       tokens_capacity(kv), max_concurrency(kv, config), config.model.max_model_len);
+  line(
+      "  {} blocks of {} tokens ({} per rank in use), {} tokens per layer, max concurrency {:.2f} "
+      "at {} tokens",
+      kv.num_blocks, config.cache.block_size, format_size(kv.backing_bytes()), tokens_capacity(kv),
+      max_concurrency(kv, config), config.model.max_model_len);
   for (std::size_t g = 0; g < kv.kv_cache_groups.size(); ++g) {
     const KVCacheGroupSpec& group = kv.kv_cache_groups[g];
-    line("  group {}: {}, {} layers, page {}", g, group.kv_cache_spec.describe(),
-         group.layer_names.size(), format_size(group.kv_cache_spec.page_size_bytes()));
-    line("    {}", fmt::join(group.layer_names, ", "));
+    const auto targets = sharing_targets(plan);
+    std::vector<std::string> owning, sharing;
+    for (const std::string& name : group.layer_names) {
+      (targets.contains(name) ? sharing : owning).push_back(name);
+    }
+    line("  group {}: {}, {} layers", g, group.kv_cache_spec.describe(), group.layer_names.size());
+    line("    owning  {}", compact_names(owning));
+    if (!sharing.empty()) line("    sharing {}", compact_names(sharing));
+  }
+  if (kv.kv_cache_groups.size() > 1) {
+    line(
+        "  the groups overlay one backing: layer slot l of every group uses the same bytes, and a "
+        "block id belongs to one group at a time");
   }
   if (without_sharing) {
     const KVCacheConfig& plain = without_sharing->kv_cache_config;
-    line("KV sharing: {} layers read an earlier layer's cache; without sharing the budget holds {} "
-         "tokens per layer, with sharing {} (x{:.2f})",
-         plan.shared_layers.size(), tokens_capacity(plain), tokens_capacity(kv),
-         static_cast<double>(tokens_capacity(kv)) /
-             static_cast<double>(std::max<std::int64_t>(1, tokens_capacity(plain))));
+    line(
+        "KV sharing: {} layers read an earlier layer's cache; without sharing the budget holds {} "
+        "tokens per layer, with sharing {} (x{:.2f})",
+        plan.shared_layers.size(), tokens_capacity(plain), tokens_capacity(kv),
+        static_cast<double>(tokens_capacity(kv)) /
+            static_cast<double>(std::max<std::int64_t>(1, tokens_capacity(plain))));
   }
   line("bindings:");
   const nlohmann::json bindings = bindings_json(plan);
@@ -131,8 +174,8 @@ std::string plan_to_text(const EngineConfig& config, const KVCachePlan& plan,
                              ? std::string()
                              : fmt::format("  (shares {})", b["shares_with"].get<std::string>());
     line("  {:<40} offset {:>14}  {}{}  strides {}{}", b["layer"].get<std::string>(),
-         b["offset_bytes"].get<std::int64_t>(), b["dtype"].get<std::string>(),
-         b["shape"].dump(), b["strides"].dump(), shares);
+         b["offset_bytes"].get<std::int64_t>(), b["dtype"].get<std::string>(), b["shape"].dump(),
+         b["strides"].dump(), shares);
   }
   return out;
 }
