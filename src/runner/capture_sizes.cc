@@ -1,0 +1,89 @@
+#include "attnrt/runner/capture_sizes.h"
+
+#include <algorithm>
+#include <set>
+
+#include "attnrt/core/error.h"
+#include "attnrt/runner/cudagraph_mode.h"
+
+namespace attnrt {
+namespace {
+
+// vLLM's default ladder: fine steps where small batches are common, coarser above 256.
+std::vector<int> generated_sizes(int cap, int max_num_batched_tokens) {
+  std::vector<int> sizes;
+  for (int size : {1, 2, 4}) {
+    if (size <= cap) sizes.push_back(size);
+  }
+  for (int size = 8; size <= std::min(cap, 248); size += 8) sizes.push_back(size);
+  for (int size = 256; size <= cap; size += 16) sizes.push_back(size);
+  // Newest: a full scheduler step gets its own graph instead of running eagerly.
+  if (max_num_batched_tokens <= cap && sizes.back() != max_num_batched_tokens) {
+    sizes.push_back(max_num_batched_tokens);
+  }
+  return sizes;
+}
+
+std::vector<int> user_sizes(const CompilationConfig& compilation, int max_num_batched_tokens) {
+  const std::vector<int>& given = compilation.capture_sizes;
+  const int largest = *std::max_element(given.begin(), given.end());
+  if (compilation.max_capture_size && *compilation.max_capture_size != largest) {
+    fail(
+        "compilation.max_capture_size {} disagrees with the largest of compilation.capture_sizes "
+        "({}); set only one of them, or make them agree",
+        *compilation.max_capture_size, largest);
+  }
+  std::set<int> kept;
+  for (int size : given) {
+    if (size <= max_num_batched_tokens) kept.insert(size);
+  }
+  return {kept.begin(), kept.end()};
+}
+
+}  // namespace
+
+CaptureSizes compute_capture_sizes(const CompilationConfig& compilation,
+                                   const SchedulerConfig& scheduler, int uniform_decode_query_len) {
+  if (CUDAGraphMode::parse(compilation.cudagraph_mode) == CUDAGraphMode::NONE) return {};
+  const int max_tokens = scheduler.max_num_batched_tokens;
+  CaptureSizes result;
+  if (!compilation.capture_sizes.empty()) {
+    result.sizes = user_sizes(compilation, max_tokens);
+  } else {
+    const int requested = compilation.max_capture_size.value_or(
+        std::min(scheduler.max_num_seqs * uniform_decode_query_len * 2, 512));
+    const int cap = std::min(requested, max_tokens);
+    if (cap < 1) {
+      fail(
+          "the CUDA graph capture cap is {} (max_capture_size {}, max_num_batched_tokens {}); "
+          "it must be at least 1",
+          cap, requested, max_tokens);
+    }
+    result.sizes = generated_sizes(cap, max_tokens);
+  }
+  result.max_capture_size = result.sizes.empty() ? 0 : result.sizes.back();
+  return result;
+}
+
+CaptureSizes compute_capture_sizes(const EngineConfig& config) {
+  return compute_capture_sizes(config.compilation, config.scheduler,
+                               1 + config.speculative.num_speculative_tokens);
+}
+
+LoRACaseMap::LoRACaseMap(std::span<const int> capture_cases) {
+  for (int count : capture_cases) {
+    if (count > 0) positive_cases_.push_back(count);
+  }
+  std::sort(positive_cases_.begin(), positive_cases_.end());
+  positive_cases_.erase(std::unique(positive_cases_.begin(), positive_cases_.end()),
+                        positive_cases_.end());
+}
+
+int LoRACaseMap::map(int num_active_loras) const {
+  if (num_active_loras <= 0 || positive_cases_.empty()) return num_active_loras;
+  const auto it =
+      std::lower_bound(positive_cases_.begin(), positive_cases_.end(), num_active_loras);
+  return it == positive_cases_.end() ? positive_cases_.back() : *it;
+}
+
+}  // namespace attnrt

@@ -1,0 +1,51 @@
+#include "attnrt/runner/cudagraph_mode.h"
+
+#include <ostream>
+
+#include "attnrt/core/error.h"
+
+namespace attnrt {
+namespace {
+
+// In the order of CUDAGraphMode::all().
+constexpr std::array<std::string_view, 5> kModeNames = {"NONE", "PIECEWISE", "FULL",
+                                                        "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"};
+
+}  // namespace
+
+CUDAGraphMode CUDAGraphMode::parse(std::string_view name) {
+  const std::array<CUDAGraphMode, 5> modes = all();
+  for (std::size_t i = 0; i < modes.size(); ++i) {
+    if (kModeNames[i] == name) return modes[i];
+  }
+  fail(
+      "unknown CUDA graph mode \"{}\"; expected one of NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, "
+      "FULL_AND_PIECEWISE",
+      name);
+}
+
+bool CUDAGraphMode::has_mode(CUDAGraphMode simple) const {
+  if (simple.separate_routine()) {
+    fail("CUDAGraphMode::has_mode takes a simple mode (NONE, PIECEWISE or FULL), not {}",
+         simple.name());
+  }
+  return decode_ == simple.decode_ || mixed_ == simple.decode_;
+}
+
+std::string_view CUDAGraphMode::name() const {
+  const std::array<CUDAGraphMode, 5> modes = all();
+  for (std::size_t i = 0; i < modes.size(); ++i) {
+    if (modes[i] == *this) return kModeNames[i];
+  }
+  return "INVALID";  // unreachable: the constructor is private and every constant is listed
+}
+
+std::string CUDAGraphMode::qualified_name() const {
+  return "CUDAGraphMode." + std::string(name());
+}
+
+std::ostream& operator<<(std::ostream& out, CUDAGraphMode mode) {
+  return out << mode.name();
+}
+
+}  // namespace attnrt
