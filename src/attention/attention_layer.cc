@@ -11,16 +11,18 @@ int kv_heads_per_rank(const LayerConfig& layer, int tp) {
   if (layer.type == AttentionType::mla) return 1;  // the latent vector is replicated
   if (layer.num_kv_heads >= tp) {
     if (layer.num_kv_heads % tp != 0) {
-      fail("layer {}: {} KV heads do not divide among {} tensor-parallel ranks; use a "
-           "tensor_parallel_size that divides {}",
-           layer.name, layer.num_kv_heads, tp, layer.num_kv_heads);
+      fail(
+          "layer {}: {} KV heads do not divide among {} tensor-parallel ranks; use a "
+          "tensor_parallel_size that divides {}",
+          layer.name, layer.num_kv_heads, tp, layer.num_kv_heads);
     }
     return layer.num_kv_heads / tp;
   }
   if (tp % layer.num_kv_heads != 0) {
-    fail("layer {}: {} tensor-parallel ranks cannot replicate {} KV heads evenly; use a "
-         "tensor_parallel_size that is a multiple of {}",
-         layer.name, tp, layer.num_kv_heads, layer.num_kv_heads);
+    fail(
+        "layer {}: {} tensor-parallel ranks cannot replicate {} KV heads evenly; use a "
+        "tensor_parallel_size that is a multiple of {}",
+        layer.name, tp, layer.num_kv_heads, layer.num_kv_heads);
   }
   return 1;
 }
@@ -44,6 +46,20 @@ AttentionLayer::AttentionLayer(const LayerConfig& layer, int tensor_parallel_siz
   if (config_.head_size_v == 0 && config_.type != AttentionType::mla) {
     config_.head_size_v = config_.head_size;
   }
+}
+
+AttentionShape AttentionLayer::attention_shape() const {
+  return AttentionShape{
+      config_.type,        config_.num_heads,      config_.num_kv_heads,         config_.head_size,
+      config_.head_size_v, config_.sliding_window, config_.attention_chunk_size, 0.f};
+}
+
+const AttentionBackendPtr& AttentionLayer::get_attn_backend() const {
+  if (!backend_) {
+    fail("layer {} has no attention backend; build the forward context with a backend registry",
+         name());
+  }
+  return backend_;
 }
 
 std::optional<KVCacheSpec> AttentionLayer::get_kv_cache_spec(const CacheConfig& cache) const {

@@ -24,9 +24,10 @@ AttentionCGSupport parse_cg_support(std::string_view name) {
   for (std::size_t i = 0; i < kNames.size(); ++i) {
     if (kNames[i] == name) return static_cast<AttentionCGSupport>(i);
   }
-  fail("unknown CUDA-graph support level \"{}\"; expected one of NEVER, "
-       "UNIFORM_SINGLE_TOKEN_DECODE, UNIFORM_BATCH, ALWAYS",
-       name);
+  fail(
+      "unknown CUDA-graph support level \"{}\"; expected one of NEVER, "
+      "UNIFORM_SINGLE_TOKEN_DECODE, UNIFORM_BATCH, ALWAYS",
+      name);
 }
 
 }  // namespace attnrt

@@ -4,10 +4,22 @@
 
 namespace attnrt {
 
-ForwardContext ForwardContext::from_config(const EngineConfig& config) {
+ForwardContext ForwardContext::from_config(const EngineConfig& config,
+                                           const BackendRegistry* registry) {
   ForwardContext context;
-  for (const LayerConfig& layer : config.model.layers) {
-    context.add(AttentionLayer(layer, config.parallel.tensor_parallel_size));
+  for (const LayerConfig& layer_config : config.model.layers) {
+    AttentionLayer layer(layer_config, config.parallel.tensor_parallel_size);
+    if (registry != nullptr) {
+      AttentionBackendPtr backend = registry->resolve(layer_config.backend);
+      if (!backend->supports_spec_kind(spec_kind_of(layer.type()))) {
+        fail(
+            "layer {}: backend {} does not serve {} attention; choose a backend that does in "
+            "model.layers[].backend",
+            layer.name(), backend->name(), attention_type_name(layer.type()));
+      }
+      layer.set_attn_backend(std::move(backend));
+    }
+    context.add(std::move(layer));
   }
   return context;
 }

@@ -189,4 +189,22 @@ std::string KVCacheSpec::describe() const {
   return text + ")";
 }
 
+KVSpecKind spec_kind_of(AttentionType type) {
+  switch (type) {
+    case AttentionType::full:
+      return KVSpecKind::full;
+    case AttentionType::sliding_window:
+      return KVSpecKind::sliding_window;
+    case AttentionType::chunked_local:
+      return KVSpecKind::chunked_local;
+    case AttentionType::mla:
+      return KVSpecKind::mla;
+    case AttentionType::cross:
+      return KVSpecKind::cross;
+    case AttentionType::encoder_only:
+      return KVSpecKind::encoder_only;
+  }
+  return KVSpecKind::full;
+}
+
 }  // namespace attnrt

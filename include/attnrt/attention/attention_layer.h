@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "attnrt/attention/attention_backend.h"
 #include "attnrt/config/engine_config.h"
 #include "attnrt/core/tensor.h"
 #include "attnrt/kv/kv_cache_spec.h"
@@ -36,12 +37,21 @@ class AttentionLayer {
   // encoder-only layers keep none.
   std::optional<KVCacheSpec> get_kv_cache_spec(const CacheConfig& cache) const;
 
+  // The shape its kernels see (per rank).
+  AttentionShape attention_shape() const;
+
+  // The backend that runs this layer (chosen from the registry by the config's `backend`).
+  void set_attn_backend(AttentionBackendPtr backend) { backend_ = std::move(backend); }
+  // Throws Error naming the layer if no backend was assigned.
+  const AttentionBackendPtr& get_attn_backend() const;
+
   void bind_kv_cache(Tensor view) { kv_cache_ = std::move(view); }
   bool has_kv_cache() const { return kv_cache_.defined(); }
   const Tensor& kv_cache() const { return kv_cache_; }
 
  private:
   LayerConfig config_;
+  AttentionBackendPtr backend_;
   Tensor kv_cache_;
 };
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attnrt/attention/attention_layer.h"
+#include "attnrt/attention/backend_registry.h"
 #include "attnrt/config/engine_config.h"
 #include "attnrt/kv/kv_cache_planner.h"
 
@@ -16,8 +17,11 @@ namespace attnrt {
 class ForwardContext {
  public:
   ForwardContext() = default;
-  // One layer per config layer, per-rank (tensor parallelism applied).
-  static ForwardContext from_config(const EngineConfig& config);
+  // One layer per config layer, per-rank (tensor parallelism applied). With a registry, each
+  // layer gets the backend its config names (or the registry's default); Error if that backend
+  // is unknown or cannot serve the layer's attention type.
+  static ForwardContext from_config(const EngineConfig& config,
+                                    const BackendRegistry* registry = nullptr);
 
   // Appends a layer; throws Error if its name is taken.
   void add(AttentionLayer layer);

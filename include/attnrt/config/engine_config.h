@@ -88,6 +88,9 @@ struct BackendProfileConfig {
   std::string kernel;  // built-in backend that executes it; empty: plan-only
   std::string cudagraph_support = "NEVER";
   std::optional<int> varlen_cudagraph_max_query_len;
+  // Built-in profiles of builders that read request boundaries on device: the bound is the decode
+  // query length, 1 + num_speculative_tokens (vLLM's max_decode_query_len).
+  bool varlen_bound_is_decode_query_len = false;
   bool supports_device_cpu_query_lens_mismatch = true;
   bool supports_batch_invariance = false;
   std::vector<KernelBlockSizeEntry> kernel_block_sizes = {{1, true}};

@@ -15,6 +15,8 @@ namespace attnrt {
 enum class KVSpecKind { full, sliding_window, chunked_local, mla, cross, encoder_only };
 
 std::string_view spec_kind_name(KVSpecKind kind);  // "full", "sliding_window", ..., "encoder_only"
+// The spec kind of a layer of attention type `type` (one kind per type).
+KVSpecKind spec_kind_of(AttentionType type);
 
 struct KVCacheSpec {
   KVSpecKind kind = KVSpecKind::full;

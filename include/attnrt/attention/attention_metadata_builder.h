@@ -1,0 +1,81 @@
+#pragma once
+// AttentionMetadataBuilder: turns one step's CommonAttentionMetadata into a backend's metadata
+// (SEMANTICS §5.2). One builder per attention group and micro-batch. The builder owns the
+// metadata it returns (valid until its next build), so steady-state steps allocate nothing; a
+// graph capture keeps a `clone()`.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attnrt/attention/cg_support.h"
+#include "attnrt/attention/common_attention_metadata.h"
+#include "attnrt/config/engine_config.h"
+#include "attnrt/core/buffer.h"
+#include "attnrt/kv/kv_cache_spec.h"
+
+namespace attnrt {
+
+// What a backend's kernels read. Backends derive from it to add their own plan (splits, tiles).
+struct AttentionMetadata {
+  virtual ~AttentionMetadata() = default;
+  virtual std::unique_ptr<AttentionMetadata> clone() const {
+    return std::make_unique<AttentionMetadata>(*this);
+  }
+  CommonAttentionMetadata common;
+};
+
+class AttentionMetadataBuilder {
+ public:
+  // `kv_cache_spec` carries the KERNEL block size when blocks are split.
+  AttentionMetadataBuilder(KVCacheSpec kv_cache_spec, std::vector<std::string> layer_names,
+                           const EngineConfig& config, Device device)
+      : kv_cache_spec_(std::move(kv_cache_spec)),
+        layer_names_(std::move(layer_names)),
+        config_(config),
+        device_(device) {}
+  virtual ~AttentionMetadataBuilder() = default;
+  AttentionMetadataBuilder(const AttentionMetadataBuilder&) = delete;
+  AttentionMetadataBuilder& operator=(const AttentionMetadataBuilder&) = delete;
+
+  // The FULL-graph level this builder's metadata supports (SEMANTICS §1.1).
+  virtual AttentionCGSupport get_cudagraph_support(const EngineConfig& config,
+                                                   const KVCacheSpec& spec) const = 0;
+  // Largest per-request query length a FULL decode graph can replay with ragged query lengths;
+  // nullopt: no varlen support (SEMANTICS §5.2).
+  virtual std::optional<int> get_varlen_cudagraph_max_query_len(const EngineConfig& config,
+                                                                const KVCacheSpec& spec) const {
+    (void)config;
+    (void)spec;
+    return std::nullopt;
+  }
+
+  virtual const AttentionMetadata& build(int common_prefix_len,
+                                         const CommonAttentionMetadata& common,
+                                         bool fast_build = false) = 0;
+  virtual const AttentionMetadata& build_for_cudagraph_capture(
+      const CommonAttentionMetadata& common) {
+    return build(0, common);
+  }
+
+  // Workspace sharing (SEMANTICS §7.7 phase 3): the first builder that provides a workspace
+  // supplies it to every later builder that accepts one.
+  virtual std::shared_ptr<Buffer> provide_workspace() { return nullptr; }
+  virtual bool accepts_workspace() const { return false; }
+  virtual void set_workspace_buffer(std::shared_ptr<Buffer> workspace) { (void)workspace; }
+
+  const KVCacheSpec& kv_cache_spec() const { return kv_cache_spec_; }
+  const std::vector<std::string>& layer_names() const { return layer_names_; }
+  const EngineConfig& config() const { return config_; }
+  Device device() const { return device_; }
+
+ private:
+  KVCacheSpec kv_cache_spec_;
+  std::vector<std::string> layer_names_;
+  const EngineConfig& config_;
+  Device device_;
+};
+
+}  // namespace attnrt
