@@ -1,0 +1,16 @@
+#pragma once
+// The executable backends of this build (CPU_REFERENCE, and the faster ones as they land), with
+// the default a layer gets when its config names no backend. Built once, then read-only.
+
+#include "attnrt/attention/backend_registry.h"
+
+namespace attnrt {
+
+const BackendRegistry& builtin_backends();
+
+// builtin_backends() plus the GPU profiles and the config's own profiles.
+inline BackendRegistry backend_registry_for(const EngineConfig& config) {
+  return make_backend_registry(config, builtin_backends());
+}
+
+}  // namespace attnrt

@@ -1,0 +1,255 @@
+// attention_forward of the reference backend: for every request, query token and query head, a
+// softmax over the keys the attention type lets it see, read from the paged cache through the
+// request's block-table row. fp32 throughout, keys summed in ascending position order.
+//
+// Request extents come only from the device arrays (query_start_loc, seq_lens, encoder_seq_lens):
+// a FULL graph replay refreshes them in place while num_reqs and num_actual_tokens stay frozen at
+// the padded capture sizes, and max_query_len / max_seq_len are never read. Padded requests have
+// zero-length queries and are skipped; padded token rows of the output are zeroed, so a replay's
+// output is fully determined by the batch.
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "attnrt/core/error.h"
+#include "paged_kv_cache.h"
+#include "reference_kernels.h"
+
+namespace attnrt::cpu_reference {
+namespace {
+
+struct RequestExtent {
+  int query_start = 0;
+  int query_len = 0;
+  int kv_len = 0;          // keys the request may see: seq_len, or the encoder length (cross)
+  int first_position = 0;  // absolute position of the first query token
+};
+
+// Keys [begin, end) of one query token.
+struct KeyRange {
+  int begin = 0;
+  int end = 0;
+};
+
+bool is_cross(const AttentionShape& shape) {
+  return shape.type == AttentionType::cross;
+}
+
+// Cross layers attend to the encoder output: their key count is encoder_seq_lens[r] when the
+// metadata carries encoder lengths, else seq_lens[r] (the runner then puts encoder lengths there).
+RequestExtent request_extent(const AttentionShape& shape, const CommonAttentionMetadata& common,
+                             int r) {
+  RequestExtent extent;
+  extent.query_start = common.query_start_loc[r];
+  extent.query_len = common.query_start_loc[r + 1] - extent.query_start;
+  if (is_cross(shape)) {
+    extent.kv_len =
+        common.encoder_seq_lens.empty() ? common.seq_lens[r] : common.encoder_seq_lens[r];
+  } else {
+    extent.kv_len = common.seq_lens[r];
+    extent.first_position = extent.kv_len - extent.query_len;  // tokens already cached
+  }
+  return extent;
+}
+
+// Sliding windows follow vLLM's convention: a window of W tokens includes the query's own
+// position, so position p sees [p - W + 1, p]. Chunked local attention sees its chunk up to p.
+KeyRange visible_keys(const AttentionShape& shape, bool causal, const RequestExtent& extent,
+                      int query_index) {
+  const int position = extent.first_position + query_index;
+  if (is_cross(shape) || !causal) return {0, extent.kv_len};
+  switch (shape.type) {
+    case AttentionType::sliding_window:
+      return {std::max(0, position - shape.sliding_window + 1), position + 1};
+    case AttentionType::chunked_local:
+      return {position / shape.attention_chunk_size * shape.attention_chunk_size, position + 1};
+    default:
+      return {0, position + 1};
+  }
+}
+
+void check_activation(const ActivationView& view, std::string_view what, int num_heads,
+                      int head_size) {
+  if (view.num_heads != num_heads || view.head_size != head_size) {
+    fail("CPU_REFERENCE forward: {} rows have {} heads x {} entries, but the layer needs {} x {}",
+         what, view.num_heads, view.head_size, num_heads, head_size);
+  }
+}
+
+void check_shape(const AttentionForwardArgs& args, const ContentLayout& content) {
+  const AttentionShape& shape = args.shape;
+  if (shape.num_kv_heads <= 0 || shape.num_heads % shape.num_kv_heads != 0) {
+    fail("CPU_REFERENCE forward: {} query heads do not divide into groups of {} KV heads",
+         shape.num_heads, shape.num_kv_heads);
+  }
+  const bool windowed =
+      shape.type == AttentionType::sliding_window || shape.type == AttentionType::chunked_local;
+  if (!args.metadata.common.causal && windowed) {
+    fail(
+        "CPU_REFERENCE forward: {} attention is causal by definition, but the metadata says "
+        "causal = false",
+        attention_type_name(shape.type));
+  }
+  if ((shape.type == AttentionType::sliding_window && shape.sliding_window <= 0) ||
+      (shape.type == AttentionType::chunked_local && shape.attention_chunk_size <= 0)) {
+    fail("CPU_REFERENCE forward: {} attention needs a positive window/chunk size, got {}/{}",
+         attention_type_name(shape.type), shape.sliding_window, shape.attention_chunk_size);
+  }
+  check_activation(args.query, "query", shape.num_heads, content.key_size);
+  check_activation(args.output, "output", shape.num_heads, content.value_size);
+}
+
+void check_arrays(const CommonAttentionMetadata& common, bool cross) {
+  const auto num_reqs = static_cast<std::size_t>(common.num_reqs);
+  if (common.num_reqs < 0 || common.query_start_loc.size() < num_reqs + 1 ||
+      common.seq_lens.size() < num_reqs || common.block_table.num_rows < common.num_reqs) {
+    fail(
+        "CPU_REFERENCE forward: num_reqs {} needs query_start_loc of {} entries, seq_lens and "
+        "block-table rows of {}; got {}, {} and {}",
+        common.num_reqs, num_reqs + 1, num_reqs, common.query_start_loc.size(),
+        common.seq_lens.size(), common.block_table.num_rows);
+  }
+  if (cross && !common.encoder_seq_lens.empty() && common.encoder_seq_lens.size() < num_reqs) {
+    fail("CPU_REFERENCE forward: encoder_seq_lens has {} entries for {} requests",
+         common.encoder_seq_lens.size(), num_reqs);
+  }
+}
+
+// Every block a request with query tokens may read must be a valid kernel block.
+void check_request(const AttentionShape& shape, const CommonAttentionMetadata& common,
+                   const PagedKVCache& cache, int r, const RequestExtent& extent) {
+  if (extent.query_len < 0) {
+    fail("CPU_REFERENCE forward: query_start_loc decreases at request {} ({} then {})", r,
+         extent.query_start, extent.query_start + extent.query_len);
+  }
+  if (extent.query_len == 0) return;  // padded or idle: nothing is read
+  if (extent.kv_len < 0 || (!is_cross(shape) && extent.kv_len < extent.query_len)) {
+    fail("CPU_REFERENCE forward: request {} has seq_len {} but {} query tokens", r, extent.kv_len,
+         extent.query_len);
+  }
+  const int kernel_block_size = cache.kernel_block_size();
+  const int num_blocks = (extent.kv_len + kernel_block_size - 1) / kernel_block_size;
+  if (num_blocks > common.block_table.num_cols) {
+    fail(
+        "CPU_REFERENCE forward: request {} needs {} kernel blocks of {} tokens for {} keys, but "
+        "the block table has {} columns",
+        r, num_blocks, kernel_block_size, extent.kv_len, common.block_table.num_cols);
+  }
+  const std::span<const std::int32_t> row = common.block_table.row(r);
+  for (int b = 0; b < num_blocks; ++b) {
+    if (row[b] < 0 || row[b] >= cache.num_kernel_blocks()) {
+      fail(
+          "CPU_REFERENCE forward: request {} block-table entry {} is kernel block {}, outside "
+          "the KV cache view ({})",
+          r, b, row[b], cache.describe());
+    }
+  }
+}
+
+// Checks the whole batch before any output row is written; returns the real token count.
+int check_batch(const AttentionForwardArgs& args, const PagedKVCache& cache) {
+  const CommonAttentionMetadata& common = args.metadata.common;
+  check_arrays(common, is_cross(args.shape));
+  if (common.query_start_loc[0] != 0) {
+    fail("CPU_REFERENCE forward: query_start_loc must start at 0, got {}",
+         common.query_start_loc[0]);
+  }
+  for (int r = 0; r < common.num_reqs; ++r) {
+    check_request(args.shape, common, cache, r, request_extent(args.shape, common, r));
+  }
+  const int num_tokens = common.query_start_loc[common.num_reqs];
+  if (num_tokens > args.query.num_tokens || num_tokens > args.output.num_tokens) {
+    fail("CPU_REFERENCE forward: the batch has {} query tokens but {} query and {} output rows",
+         num_tokens, args.query.num_tokens, args.output.num_tokens);
+  }
+  return num_tokens;
+}
+
+// Reused buffers of one forward call.
+struct Scratch {
+  std::vector<float> probabilities;
+  std::vector<float> accumulator;
+};
+
+float dot_key(const float* query, const PagedKVCache& cache, std::int64_t slot, int kv_head) {
+  const ContentLayout& content = cache.content();
+  float sum = 0.f;
+  for (int i = 0; i < content.key_size; ++i) {
+    sum +=
+        query[i] * load_as_float(cache.dtype(), cache.entry(slot, kv_head, content.key_offset + i));
+  }
+  return sum;
+}
+
+// One output row: softmax(scale · q·K) · V over `keys`, max-subtracted; an empty range gives 0.
+void attend_row(const float* query, const PagedKVCache& cache, std::span<const std::int32_t> row,
+                int kv_head, KeyRange keys, float scale, Scratch& scratch, float* output) {
+  const ContentLayout& content = cache.content();
+  scratch.probabilities.assign(static_cast<std::size_t>(std::max(0, keys.end - keys.begin)), 0.f);
+  float max_score = -std::numeric_limits<float>::infinity();
+  for (int k = keys.begin; k < keys.end; ++k) {
+    const float score = scale * dot_key(query, cache, cache.slot_of(row, k), kv_head);
+    scratch.probabilities[k - keys.begin] = score;
+    max_score = std::max(max_score, score);
+  }
+  float denominator = 0.f;
+  for (float& p : scratch.probabilities) {
+    p = std::exp(p - max_score);
+    denominator += p;
+  }
+  scratch.accumulator.assign(static_cast<std::size_t>(content.value_size), 0.f);
+  for (int k = keys.begin; k < keys.end; ++k) {
+    const float p = scratch.probabilities[k - keys.begin];
+    const std::int64_t slot = cache.slot_of(row, k);
+    for (int j = 0; j < content.value_size; ++j) {
+      scratch.accumulator[j] +=
+          p * load_as_float(cache.dtype(), cache.entry(slot, kv_head, content.value_offset + j));
+    }
+  }
+  for (int j = 0; j < content.value_size; ++j) {
+    output[j] = denominator > 0.f ? scratch.accumulator[j] / denominator : 0.f;
+  }
+}
+
+void attend_request(const AttentionForwardArgs& args, const PagedKVCache& cache, int r,
+                    Scratch& scratch) {
+  const AttentionShape& shape = args.shape;
+  const CommonAttentionMetadata& common = args.metadata.common;
+  const RequestExtent extent = request_extent(shape, common, r);
+  if (extent.query_len == 0) return;
+  const std::span<const std::int32_t> row = common.block_table.row(r);
+  const int heads_per_kv_head = shape.num_heads / shape.num_kv_heads;
+  const float scale =
+      shape.scale != 0.f ? shape.scale : 1.f / std::sqrt(static_cast<float>(shape.head_size));
+  for (int i = 0; i < extent.query_len; ++i) {
+    const int token = extent.query_start + i;
+    const KeyRange keys = visible_keys(shape, common.causal, extent, i);
+    for (int h = 0; h < shape.num_heads; ++h) {
+      attend_row(args.query.row(token, h), cache, row, h / heads_per_kv_head, keys, scale, scratch,
+                 args.output.row(token, h));
+    }
+  }
+}
+
+// Rows past the real tokens (graph padding) get zeros rather than stale values.
+void zero_padding_rows(const ActivationView& output, int first, int end) {
+  end = std::min(end, output.num_tokens);
+  for (int t = first; t < end; ++t) {
+    for (int h = 0; h < output.num_heads; ++h) std::fill_n(output.row(t, h), output.head_size, 0.f);
+  }
+}
+
+}  // namespace
+
+void attention_forward(const AttentionForwardArgs& args) {
+  const PagedKVCache cache(args.kv_cache, args.shape, "forward");
+  check_shape(args, cache.content());
+  const int num_tokens = check_batch(args, cache);
+  Scratch scratch;
+  for (int r = 0; r < args.metadata.common.num_reqs; ++r) attend_request(args, cache, r, scratch);
+  zero_padding_rows(args.output, num_tokens, args.metadata.common.num_actual_tokens);
+}
+
+}  // namespace attnrt::cpu_reference
