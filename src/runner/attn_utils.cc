@@ -1,0 +1,29 @@
+// KV-sharing fast-prefill eligibility (SEMANTICS §7.6). The rest of attn_utils lives in
+// cg_support_checks.cc, init_attn_backend.cc and bind_kv_caches.cc.
+
+#include "attnrt/runner/attn_utils.h"
+
+#include <ranges>
+
+#include "attnrt/runner/kv_sharing.h"
+
+namespace attnrt {
+
+std::set<std::string> get_kv_sharing_fast_prefill_eligible_layers(
+    const EngineConfig& config, const ForwardContext& forward_context,
+    const std::set<std::string>* draft_layer_names) {
+  std::set<std::string> eligible;
+  if (!config.cache.kv_sharing_fast_prefill) return eligible;
+  if (get_shared_kv_cache_layers(forward_context).empty()) return eligible;
+  // Layers are in execution order, so the eligible ones are the trailing run of sharing layers.
+  // Draft layers register after the target's and are stepped over, neither collected nor
+  // ending the run.
+  for (const AttentionLayer& layer : std::views::reverse(forward_context.layers())) {
+    if (draft_layer_names != nullptr && draft_layer_names->contains(layer.name())) continue;
+    if (!layer.shares_kv()) break;
+    eligible.insert(layer.name());
+  }
+  return eligible;
+}
+
+}  // namespace attnrt
