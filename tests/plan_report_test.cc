@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "attnrt/backends/builtin_backends.h"
 #include "attnrt/config/config_loader.h"
 
 namespace attnrt {
@@ -15,8 +16,12 @@ std::string example(const std::string& name) {
   return std::string(ATTNRT_SOURCE_DIR) + "/examples/" + name;
 }
 
+AttentionPlan plan_of(const EngineConfig& config) {
+  return plan_attention(config, backend_registry_for(config));
+}
+
 nlohmann::json plan_json(const EngineConfig& config) {
-  return cli::plan_to_json(config, plan_kv_cache(config));
+  return cli::plan_to_json(config, plan_of(config));
 }
 
 TEST(PlanReport, EveryExamplePlans) {
@@ -25,7 +30,7 @@ TEST(PlanReport, EveryExamplePlans) {
     if (entry.path().extension() != ".json") continue;
     SCOPED_TRACE(entry.path().string());
     const EngineConfig config = load_config_file(entry.path().string());
-    const KVCachePlan plan = plan_kv_cache(config);
+    const AttentionPlan plan = plan_of(config);
     const nlohmann::json json = cli::plan_to_json(config, plan);
     EXPECT_GT(json["kv_cache"]["num_blocks"].get<std::int64_t>(), 0);
     EXPECT_FALSE(json["kv_cache"]["groups"].empty());
@@ -37,7 +42,24 @@ TEST(PlanReport, EveryExamplePlans) {
 
 TEST(PlanReport, JsonHasTheStableKeys) {
   const nlohmann::json json = plan_json(default_config());
-  for (const char* key : {"model", "kv_cache", "bindings"}) EXPECT_TRUE(json.contains(key)) << key;
+  for (const char* key : {"model", "kv_cache", "attention_groups", "cudagraph", "fast_prefill",
+                          "checks", "bindings"}) {
+    EXPECT_TRUE(json.contains(key)) << key;
+  }
+  for (const char* key : {"backend", "layer_names", "kv_cache_group_id", "num_heads_q",
+                          "fast_prefill"}) {
+    EXPECT_TRUE(json["attention_groups"][0][0].contains(key)) << key;
+  }
+  for (const char* key : {"min_cg_support", "min_cg_attn_backend", "requested_mode",
+                          "resolved_mode", "messages", "capture_sizes"}) {
+    EXPECT_TRUE(json["cudagraph"].contains(key)) << key;
+  }
+  for (const char* key : {"query_lens_mismatch_unsupported_backend",
+                          "varlen_cudagraph_unsupported_backend", "varlen_query_len"}) {
+    EXPECT_TRUE(json["checks"].contains(key)) << key;
+  }
+  EXPECT_TRUE(json["fast_prefill"].contains("enabled"));
+  EXPECT_TRUE(json["fast_prefill"].contains("eligible_layers"));
   for (const char* key : {"num_blocks", "block_size", "layout", "bytes_total", "tokens_capacity",
                           "max_concurrency", "groups", "tensors"}) {
     EXPECT_TRUE(json["kv_cache"].contains(key)) << key;
@@ -127,6 +149,47 @@ TEST(PlanReport, TensorParallelismPlansOneRank) {
   EXPECT_EQ(rank4.kv_cache_config.num_blocks, (1 << 30) / (16384 * 32));
   EXPECT_EQ(rank4.kv_cache_config.num_blocks, 4 * whole.kv_cache_config.num_blocks);
   EXPECT_EQ(rank16.kv_cache_config.num_blocks, rank4.kv_cache_config.num_blocks * 2);
+}
+
+}  // namespace
+}  // namespace attnrt
+
+namespace attnrt {
+namespace {
+
+// A FlashInfer-profile drafter behind a FLASH_ATTN target: the drafter limits the runner-wide
+// graph mode, while the checks scoped to the target layers pass.
+TEST(PlanReport, DrafterLimitsTheModeWhileTargetChecksPass) {
+  const nlohmann::json json = plan_json(load_config_file(example("draft-flashinfer.json")));
+  EXPECT_EQ(json["cudagraph"]["min_cg_support"], "UNIFORM_SINGLE_TOKEN_DECODE");
+  EXPECT_EQ(json["cudagraph"]["min_cg_attn_backend"], "FLASHINFER");
+  EXPECT_EQ(json["cudagraph"]["requested_mode"], "FULL_AND_PIECEWISE");
+  EXPECT_EQ(json["cudagraph"]["resolved_mode"], "PIECEWISE");
+  ASSERT_EQ(json["cudagraph"]["messages"].size(), 1u);
+  EXPECT_EQ(json["cudagraph"]["messages"][0],
+            "CUDAGraphMode.FULL_AND_PIECEWISE is not supported with spec-decode for attention "
+            "backend FLASHINFER (support: AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE); "
+            "setting cudagraph_mode=PIECEWISE");
+  EXPECT_TRUE(json["checks"]["query_lens_mismatch_unsupported_backend"].is_null());
+  EXPECT_TRUE(json["checks"]["varlen_cudagraph_unsupported_backend"].is_null());
+  EXPECT_EQ(json["checks"]["varlen_query_len"], 4);
+  const nlohmann::json& groups = json["attention_groups"][0];
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0]["backend"], "FLASH_ATTN");
+  EXPECT_EQ(groups[1]["backend"], "FLASHINFER");
+}
+
+TEST(PlanReport, FastPrefillLayersAreTheTrailingSharingLayers) {
+  const nlohmann::json json = plan_json(default_config());
+  EXPECT_TRUE(json["fast_prefill"]["enabled"].get<bool>());
+  const auto& layers = default_config().model.layers;
+  EXPECT_EQ(json["fast_prefill"]["eligible_layers"],
+            (std::vector<std::string>{layers[4].name, layers[5].name, layers[6].name,
+                                      layers[7].name}));
+  for (const auto& group : json["attention_groups"][0]) {
+    const bool wrapped = group["backend"].get<std::string>().starts_with("FastPrefill");
+    EXPECT_EQ(group["fast_prefill"].get<bool>(), wrapped);
+  }
 }
 
 }  // namespace

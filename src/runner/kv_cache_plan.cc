@@ -2,9 +2,10 @@
 
 namespace attnrt {
 
-KVCachePlan plan_kv_cache(const EngineConfig& config, std::span<const int> kernel_block_sizes) {
+KVCachePlan plan_kv_cache(const EngineConfig& config, std::span<const int> kernel_block_sizes,
+                          const BackendRegistry* registry) {
   KVCachePlan plan;
-  plan.forward_context = ForwardContext::from_config(config);
+  plan.forward_context = ForwardContext::from_config(config, registry);
   plan.layer_specs = get_kv_cache_spec(plan.forward_context, config.cache);
   plan.shared_layers = get_shared_kv_cache_layers(plan.forward_context);
   plan.kv_cache_config =

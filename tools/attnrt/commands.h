@@ -2,7 +2,6 @@
 // The subcommands of the `attnrt` CLI. Each registers itself on the app and runs when chosen.
 
 #include <CLI/CLI.hpp>
-
 #include <functional>
 
 namespace attnrt::cli {

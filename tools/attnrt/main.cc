@@ -1,7 +1,6 @@
 // attnrt: the command-line tool. Errors in inputs print one line and exit with code 2.
 
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 #include <vector>
 

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "attnrt/backends/builtin_backends.h"
 #include "attnrt/config/config_loader.h"
 #include "commands.h"
 #include "plan_report.h"
@@ -27,13 +28,14 @@ int run_plan(const PlanOptions& options) {
   EngineConfig config =
       options.config_path.empty() ? default_config() : load_config_file(options.config_path);
   if (!options.memory.empty()) config.cache.memory = parse_size(options.memory);
-  const KVCachePlan plan = plan_kv_cache(config);
+  const BackendRegistry registry = backend_registry_for(config);
+  const AttentionPlan plan = plan_attention(config, registry);
   if (options.json) {
     std::cout << plan_to_json(config, plan).dump(2) << '\n';
     return 0;
   }
   std::optional<KVCachePlan> without_sharing;
-  if (!plan.shared_layers.empty()) without_sharing = plan_kv_cache(without_kv_sharing(config));
+  if (!plan.kv.shared_layers.empty()) without_sharing = plan_kv_cache(without_kv_sharing(config));
   std::cout << plan_to_text(config, plan, without_sharing);
   return 0;
 }
@@ -42,7 +44,8 @@ int run_plan(const PlanOptions& options) {
 
 std::function<int()> add_plan_command(CLI::App& app) {
   auto options = std::make_shared<PlanOptions>();
-  CLI::App* plan = app.add_subcommand("plan", "Explain the KV cache and attention plan of a config");
+  CLI::App* plan =
+      app.add_subcommand("plan", "Explain the KV cache and attention plan of a config");
   plan->add_option("CONFIG", options->config_path,
                    "Model and engine config (JSON); the embedded tiny-yoco default if omitted");
   plan->add_option("--memory", options->memory, "KV cache budget per rank, e.g. 24GiB");

@@ -2,20 +2,27 @@
 // `attnrt plan` output: the plan as stable JSON (DESIGN.md §3) and as a readable summary.
 
 #include <nlohmann/json.hpp>
-
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "attnrt/config/engine_config.h"
-#include "attnrt/runner/kv_cache_plan.h"
+#include "attnrt/runner/attention_plan.h"
 
 namespace attnrt::cli {
 
-nlohmann::json plan_to_json(const EngineConfig& config, const KVCachePlan& plan);
+nlohmann::json plan_to_json(const EngineConfig& config, const AttentionPlan& plan);
 
-// `without_sharing` is the plan of the same model with every layer owning its cache (shown as
-// the capacity KV sharing gains), when the model shares KV.
-std::string plan_to_text(const EngineConfig& config, const KVCachePlan& plan,
+// `without_sharing` is the KV cache plan of the same model with every layer owning its cache
+// (shown as the capacity KV sharing gains), when the model shares KV.
+std::string plan_to_text(const EngineConfig& config, const AttentionPlan& plan,
                          const std::optional<KVCachePlan>& without_sharing);
+
+// Per layer, in execution order: where its KV view lives and which layer it shares with.
+nlohmann::json bindings_json(const KVCachePlan& plan);
+// `names` in execution order.
+std::vector<std::string> ordered_layers(const AttentionPlan& plan,
+                                        const std::set<std::string>& names);
 
 }  // namespace attnrt::cli

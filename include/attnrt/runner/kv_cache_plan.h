@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "attnrt/attention/backend_registry.h"
 #include "attnrt/attention/forward_context.h"
 #include "attnrt/config/engine_config.h"
 #include "attnrt/kv/kv_cache_config.h"
@@ -23,7 +24,9 @@ struct KVCachePlan {
 };
 
 // Plans for `config.cache.memory` bytes per rank in `config.cache.layout`. `kernel_block_sizes`
-// (one per group, or empty) splits manager blocks for the views.
-KVCachePlan plan_kv_cache(const EngineConfig& config, std::span<const int> kernel_block_sizes = {});
+// (one per group, or empty) splits manager blocks for the views. With a registry, the forward
+// context's layers get their backends.
+KVCachePlan plan_kv_cache(const EngineConfig& config, std::span<const int> kernel_block_sizes = {},
+                          const BackendRegistry* registry = nullptr);
 
 }  // namespace attnrt

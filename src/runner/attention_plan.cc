@@ -1,0 +1,61 @@
+#include "attnrt/runner/attention_plan.h"
+
+namespace attnrt {
+namespace {
+
+std::set<std::string> draft_layer_names(const ForwardContext& forward_context) {
+  std::set<std::string> names;
+  for (const AttentionLayer& layer : forward_context.layers()) {
+    if (layer.is_draft()) names.insert(layer.name());
+  }
+  return names;
+}
+
+std::set<std::string> target_layer_names(const ForwardContext& forward_context) {
+  std::set<std::string> names;
+  for (const AttentionLayer& layer : forward_context.layers()) {
+    if (!layer.is_draft()) names.insert(layer.name());
+  }
+  return names;
+}
+
+}  // namespace
+
+AttentionPlan plan_attention(const EngineConfig& config, const BackendRegistry& registry,
+                             Device device) {
+  AttentionPlan plan;
+  plan.kv = plan_kv_cache(config, {}, &registry);
+  plan.draft_layers = draft_layer_names(plan.kv.forward_context);
+  // The engine translates every slot mapping it builds, so spaced kernel ids are always served.
+  plan.backends = init_attn_backend(plan.kv.kv_cache_config, config, plan.kv.forward_context,
+                                    device, nullptr, &plan.draft_layers,
+                                    /*maps_slot_mapping=*/true);
+  plan.kv.views = plan_kv_cache_views(plan.kv.kv_cache_config, plan.backends.kernel_block_sizes);
+
+  const int decode_query_len = 1 + config.speculative.num_speculative_tokens;
+  plan.requested_mode = CUDAGraphMode::parse(config.compilation.cudagraph_mode);
+  CUDAGraphMode requested = plan.requested_mode;
+  if (config.speculative.enable_adaptive_verification) {
+    requested = resolve_adaptive_cudagraph_mode(requested, /*piecewise_capture_available=*/true);
+  }
+  plan.cudagraph = resolve_cudagraph_mode(
+      requested, plan.backends.cg_support.min_cg_support,
+      plan.backends.cg_support.min_cg_attn_backend, decode_query_len,
+      config.compilation.attention_split_piecewise);
+  CompilationConfig resolved = config.compilation;
+  resolved.cudagraph_mode = std::string(plan.cudagraph.mode.name());
+  plan.capture_sizes = compute_capture_sizes(resolved, config.scheduler, decode_query_len);
+
+  plan.fast_prefill_layers = get_kv_sharing_fast_prefill_eligible_layers(
+      config, plan.kv.forward_context, &plan.draft_layers);
+
+  const std::set<std::string> targets = target_layer_names(plan.kv.forward_context);
+  plan.checks.varlen_query_len = decode_query_len;
+  plan.checks.query_lens_mismatch_unsupported_backend =
+      get_query_lens_mismatch_unsupported_backend(plan.backends.attn_groups, &targets);
+  plan.checks.varlen_cudagraph_unsupported_backend = get_varlen_cudagraph_unsupported_backend(
+      plan.backends.attn_groups, config, decode_query_len, &targets);
+  return plan;
+}
+
+}  // namespace attnrt

@@ -1,0 +1,144 @@
+// The JSON of `attnrt plan` (DESIGN.md §3): stable keys, execution order, null where vLLM says
+// None.
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
+
+#include "attnrt/config/config_loader.h"
+#include "plan_report.h"
+
+namespace attnrt::cli {
+namespace {
+
+std::map<std::string, std::string> sharing_targets(const KVCachePlan& plan) {
+  return {plan.shared_layers.begin(), plan.shared_layers.end()};
+}
+
+nlohmann::json kv_cache_json(const EngineConfig& config, const AttentionPlan& attention) {
+  const KVCachePlan& plan = attention.kv;
+  const KVCacheConfig& kv = plan.kv_cache_config;
+  nlohmann::json groups = nlohmann::json::array();
+  for (std::size_t g = 0; g < kv.kv_cache_groups.size(); ++g) {
+    const KVCacheGroupSpec& group = kv.kv_cache_groups[g];
+    groups.push_back({{"id", g},
+                      {"kind", spec_kind_name(group.kv_cache_spec.kind)},
+                      {"layer_names", group.layer_names},
+                      {"block_size", group.kv_cache_spec.block_size},
+                      {"page_size_bytes", group.kv_cache_spec.page_size_bytes()},
+                      {"kernel_block_size", attention.backends.kernel_block_sizes.at(g)},
+                      {"spec", group.kv_cache_spec.describe()}});
+  }
+  nlohmann::json tensors = nlohmann::json::array();
+  for (const KVCacheTensor& tensor : kv.kv_cache_tensors) {
+    tensors.push_back({{"size", tensor.size},
+                       {"layers", tensor.layers},
+                       {"layer_stride", tensor.layer_stride},
+                       {"block_stride", tensor.block_stride},
+                       {"offset", tensor.offset}});
+  }
+  return {{"num_blocks", kv.num_blocks},
+          {"block_size", config.cache.block_size},
+          {"layout", layout_name(kv.kv_cache_layout)},
+          {"dtype", dtype_name(config.cache.dtype)},
+          {"bytes_total", kv.backing_bytes()},
+          {"tokens_capacity", tokens_capacity(kv)},
+          {"max_concurrency", max_concurrency(kv, config)},
+          {"groups", groups},
+          {"tensors", tensors}};
+}
+
+template <typename T>
+nlohmann::json or_null(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json attention_groups_json(const AttentionPlan& plan) {
+  nlohmann::json per_kv_group = nlohmann::json::array();
+  for (const std::vector<AttentionGroup>& groups : plan.backends.attn_groups) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const AttentionGroup& group : groups) {
+      const AttentionLayer& first = plan.kv.forward_context.at(group.layer_names.front());
+      list.push_back({{"backend", group.backend->name()},
+                      {"layer_names", group.layer_names},
+                      {"kv_cache_group_id", group.kv_cache_group_id},
+                      {"num_heads_q", first.num_heads()},
+                      {"fast_prefill", plan.fast_prefill_layers.contains(first.name())}});
+    }
+    per_kv_group.push_back(std::move(list));
+  }
+  return per_kv_group;
+}
+
+nlohmann::json cudagraph_json(const AttentionPlan& plan) {
+  return {{"min_cg_support", cg_support_name(plan.backends.cg_support.min_cg_support)},
+          {"min_cg_attn_backend", or_null(plan.backends.cg_support.min_cg_attn_backend)},
+          {"requested_mode", plan.requested_mode.name()},
+          {"resolved_mode", plan.cudagraph.mode.name()},
+          {"messages", plan.cudagraph.messages},
+          {"capture_sizes", plan.capture_sizes.sizes}};
+}
+
+nlohmann::json checks_json(const AttentionPlan& plan) {
+  nlohmann::json varlen = nullptr;
+  if (const auto& failing = plan.checks.varlen_cudagraph_unsupported_backend) {
+    varlen = {{"backend", failing->backend}, {"bound", or_null(failing->bound)}};
+  }
+  return {{"query_lens_mismatch_unsupported_backend",
+           or_null(plan.checks.query_lens_mismatch_unsupported_backend)},
+          {"varlen_cudagraph_unsupported_backend", varlen},
+          {"varlen_query_len", plan.checks.varlen_query_len}};
+}
+
+}  // namespace
+
+nlohmann::json bindings_json(const KVCachePlan& plan) {
+  std::map<std::string, const LayerViewGeometry*> view_of;
+  for (const LayerViewGeometry& view : plan.views) view_of[view.layer] = &view;
+  const auto targets = sharing_targets(plan);
+  nlohmann::json bindings = nlohmann::json::array();
+  for (const AttentionLayer& layer : plan.forward_context.layers()) {
+    auto target = targets.find(layer.name());
+    const std::string& owner = target == targets.end() ? layer.name() : target->second;
+    auto view = view_of.find(owner);
+    if (view == view_of.end()) continue;  // encoder-only layers keep no cache
+    const LayerViewGeometry& v = *view->second;
+    bindings.push_back({{"layer", layer.name()},
+                        {"buffer", 0},
+                        {"offset_bytes", v.byte_offset},
+                        {"shape", v.shape},
+                        {"strides", v.strides},
+                        {"dtype", dtype_name(v.dtype)},
+                        {"shares_with", target == targets.end() ? nlohmann::json(nullptr)
+                                                                : nlohmann::json(owner)}});
+  }
+  return bindings;
+}
+
+nlohmann::json plan_to_json(const EngineConfig& config, const AttentionPlan& plan) {
+  return {{"model",
+           {{"name", config.model.name},
+            {"num_layers", config.model.layers.size()},
+            {"max_model_len", config.model.max_model_len},
+            {"tensor_parallel_size", config.parallel.tensor_parallel_size}}},
+          {"kv_cache", kv_cache_json(config, plan)},
+          {"attention_groups", attention_groups_json(plan)},
+          {"cudagraph", cudagraph_json(plan)},
+          {"fast_prefill",
+           {{"enabled", config.cache.kv_sharing_fast_prefill},
+            {"eligible_layers", ordered_layers(plan, plan.fast_prefill_layers)}}},
+          {"checks", checks_json(plan)},
+          {"bindings", bindings_json(plan.kv)}};
+}
+
+std::vector<std::string> ordered_layers(const AttentionPlan& plan,
+                                        const std::set<std::string>& names) {
+  std::vector<std::string> ordered;
+  for (const AttentionLayer& layer : plan.kv.forward_context.layers()) {
+    if (names.contains(layer.name())) ordered.push_back(layer.name());
+  }
+  return ordered;
+}
+
+}  // namespace attnrt::cli
