@@ -167,10 +167,15 @@ TEST(KVCacheSpecTest, WithBlockSizeScalesThePage) {
   EXPECT_EQ(doubled.sliding_window, 1024);
   EXPECT_EQ(doubled.with_block_size(16), spec);
 
+  // A padded page keeps its size, splits into dense kernel blocks, and never grows.
   const KVCacheSpec padded = KVCacheSpec::mla(16, 576, DType::bf16, 4096);
-  EXPECT_NE(error_of([&] {
-              padded.with_block_size(32);
-            }).find("cannot change the block size of a padded page"),
+  EXPECT_EQ(padded.with_block_size(16), padded);
+  const KVCacheSpec kernel = padded.with_block_size(8);
+  EXPECT_EQ(kernel.block_size, 8);
+  EXPECT_FALSE(kernel.is_padded());
+  EXPECT_EQ(kernel.page_size_bytes(), 8 * 576 * 2);
+  EXPECT_NE(error_of([&] { padded.with_block_size(32); })
+                .find("a padded page can only be split into kernel blocks that divide"),
             std::string::npos);
   EXPECT_NE(error_of([&] { spec.with_block_size(0); }).find("block size must be positive, got 0"),
             std::string::npos);

@@ -159,14 +159,20 @@ KVCacheSpec KVCacheSpec::with_block_size(int new_block_size) const {
   if (new_block_size <= 0) {
     fail("{}: block size must be positive, got {}", describe(), new_block_size);
   }
-  // Padding is fixed in bytes for one block size; scaling it would move the padding into the
-  // middle of the page, so a padded page keeps its block size.
-  if (is_padded()) {
-    fail("{}: cannot change the block size of a padded page to {}; drop the padding first",
-         describe(), new_block_size);
-  }
+  if (new_block_size == block_size) return *this;
   KVCacheSpec spec = *this;
   spec.block_size = new_block_size;
+  if (is_padded()) {
+    // A kernel block is a dense slice of a padded page (the padding stays between manager
+    // blocks, see KernelBlockGeometry). Growing would move padding into the page: refused.
+    if (new_block_size > block_size || block_size % new_block_size != 0) {
+      fail("{}: a padded page can only be split into kernel blocks that divide its {} tokens, "
+           "not resized to {}",
+           describe(), block_size, new_block_size);
+    }
+    spec.page_size_padded.reset();
+    return spec;
+  }
   if (spec.page_size_padded) spec.page_size_padded = spec.real_page_size_bytes();
   return spec;
 }
