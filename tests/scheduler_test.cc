@@ -66,7 +66,7 @@ Ids new_ids(const SchedulerOutput& output, int index, int group) {
 
 std::vector<int> chunk_sizes(const SchedulerOutput& output) {
   std::vector<int> sizes;
-  for (const ScheduledRequest& entry : output.scheduled)
+  for (const SchedulerEntry& entry : output.scheduled)
     sizes.push_back(entry.num_scheduled_tokens);
   return sizes;
 }
@@ -91,7 +91,7 @@ TEST(SchedulerTest, AdmitsFirstComeFirstServedWithinTheTokenBudget) {
   EXPECT_EQ(first.total_num_scheduled_tokens, 10);
   EXPECT_TRUE(first.has_prefill);
   for (int i = 0; i < 3; ++i) {
-    const ScheduledRequest& entry = first.scheduled[static_cast<std::size_t>(i)];
+    const SchedulerEntry& entry = first.scheduled[static_cast<std::size_t>(i)];
     EXPECT_EQ(entry.request->id, i);
     EXPECT_EQ(entry.slot, i);
     EXPECT_EQ(entry.num_computed_tokens, 0);
@@ -164,7 +164,7 @@ TEST(SchedulerTest, SplitsALongPromptIntoBudgetSizedChunksThenDecodes) {
   for (int i = 0; i < 3; ++i) {
     const SchedulerOutput& output = scheduler.schedule();
     ASSERT_EQ(output.scheduled.size(), 1u);
-    const ScheduledRequest& entry = output.scheduled[0];
+    const SchedulerEntry& entry = output.scheduled[0];
     EXPECT_EQ(entry.num_computed_tokens, expected_computed[i]);
     EXPECT_EQ(entry.num_scheduled_tokens, expected_chunk[i]);
     EXPECT_TRUE(entry.is_prefill);
@@ -247,7 +247,7 @@ TEST(SchedulerTest, PreemptsTheNewestRequestAndRecomputesItsTokensLater) {
   // blocks, the oldest freed first.
   const SchedulerOutput& third = scheduler.schedule();
   ASSERT_EQ(third.scheduled.size(), 1u);
-  const ScheduledRequest& resumed = third.scheduled[0];
+  const SchedulerEntry& resumed = third.scheduled[0];
   EXPECT_EQ(resumed.request->id, 1);
   EXPECT_EQ(resumed.request->num_preemptions, 1);
   EXPECT_EQ(resumed.slot, 0);

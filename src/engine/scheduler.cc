@@ -145,7 +145,7 @@ bool Scheduler::allocate_or_preempt(Request& request, int num_tokens) {
 }
 
 void Scheduler::add_scheduled(Request& request, int num_tokens, bool overwrite) {
-  ScheduledRequest entry;
+  SchedulerEntry entry;
   entry.request = &request;
   entry.slot = request.slot;
   entry.num_computed_tokens = request.num_computed_tokens;

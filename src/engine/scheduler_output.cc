@@ -33,7 +33,7 @@ void SchedulerOutput::clear() {
   spans_.clear();
 }
 
-void SchedulerOutput::add(const ScheduledRequest& entry, std::span<const int> first_new_column) {
+void SchedulerOutput::add(const SchedulerEntry& entry, std::span<const int> first_new_column) {
   scheduled.push_back(entry);
   total_num_scheduled_tokens += entry.num_scheduled_tokens;
   has_prefill = has_prefill || entry.is_prefill;

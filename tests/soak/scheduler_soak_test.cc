@@ -158,7 +158,7 @@ class SoakDriver {
     ASSERT_LE(output.total_num_scheduled_tokens, 64);
     ASSERT_LE(output.scheduled.size(), 16u);
     sampled_.clear();
-    for (const ScheduledRequest& entry : output.scheduled) {
+    for (const SchedulerEntry& entry : output.scheduled) {
       ASSERT_GE(entry.num_scheduled_tokens, 1);
       sampled_.push_back(sampled_token(entry.request->id, entry.request->num_tokens()));
     }

@@ -13,7 +13,7 @@
 
 namespace attnrt {
 
-struct ScheduledRequest {
+struct SchedulerEntry {
   const Request* request = nullptr;  // valid until the next Scheduler::schedule()
   int slot = -1;                     // block-table row
   int num_computed_tokens = 0;       // KV already written: the position of the first token
@@ -37,7 +37,7 @@ class SchedulerOutput {
   SchedulerOutput& operator=(SchedulerOutput&&) = default;
 
   // Running requests in admission order, then requests admitted this step (FCFS).
-  std::vector<ScheduledRequest> scheduled;
+  std::vector<SchedulerEntry> scheduled;
   std::vector<ReleasedRequest> finished;   // finished by the previous update_from_output
   std::vector<ReleasedRequest> preempted;  // preempted by this step; they resume with overwrite
   int total_num_scheduled_tokens = 0;
@@ -52,7 +52,7 @@ class SchedulerOutput {
   void reserve(int num_groups, int max_num_seqs, int max_new_block_ids);
   void clear();
   // Appends `entry` with the blocks of `request` from column first_new_column[g] of each group.
-  void add(const ScheduledRequest& entry, std::span<const int> first_new_column);
+  void add(const SchedulerEntry& entry, std::span<const int> first_new_column);
   void finalize();  // builds the spans of new_block_ids
 
  private:

@@ -1,0 +1,183 @@
+#pragma once
+// TinyTransformer: the small built-in decoder the engine drives (DESIGN.md §1, §4). One decoder
+// block per attention layer of the forward context: RMSNorm → QKV projection (Q only for
+// KV-sharing layers) → RoPE (MLA: on the latent's trailing head_size - head_size_v entries) →
+// attention through the layer's backend on its bound KV cache view → output projection +
+// residual → RMSNorm → SwiGLU MLP (intermediate 2 x hidden) + residual; then a final RMSNorm and
+// the LM head. Weights come from a seeded generator, so a seed names a model. On steps with
+// fast-prefill rows, the trailing KV-sharing layers run on those rows only (SEMANTICS §6.5).
+
+#include <cstdint>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "attnrt/attention/attention_metadata_builder.h"
+#include "attnrt/attention/forward_context.h"
+#include "attnrt/config/engine_config.h"
+#include "attnrt/engine/model_math.h"
+
+namespace attnrt {
+
+struct TinyTransformerOptions {
+  std::uint64_t seed = 0;
+  DType weight_dtype = DType::f32;  // bf16: weights rounded to bf16 and kept so; math in f32
+  int max_num_tokens = 0;           // rows of a step, padding included; 0: max_num_batched_tokens
+  // Layers that take the fast-prefill path (AttentionPlan::fast_prefill_layers): a trailing run
+  // of KV-sharing layers.
+  std::set<std::string> fast_prefill_layers;
+  std::uint64_t max_weight_bytes = 1ull << 30;  // refuses configs too large for a demo model
+  // Threads of the dense projections; results are the same for any count. 1 by default: on a
+  // loaded machine, OpenMP barriers cost more than they save.
+  int num_threads = 1;
+};
+
+// One step's inputs. Spans point into the caller's persistent buffers.
+struct ModelStep {
+  int num_tokens = 0;                       // rows, padding included
+  std::span<const std::int32_t> token_ids;  // [num_tokens]; padding rows hold any valid id
+  std::span<const std::int64_t> positions;  // [num_tokens]
+  // One per layer of the forward context, in its order. An owning layer writes K/V through its
+  // metadata's common.slot_mapping (PAD_SLOT_ID rows are skipped); a fast-prefill layer's
+  // metadata describes the gathered logits rows (the FastPrefill wrapper's).
+  std::span<const AttentionMetadata* const> metadata;
+  std::span<const std::int32_t> logits_indices;  // rows whose logits are produced, in order
+  // FastPrefillHelper::prepare's rows (the logits rows, padded by repeating the last) and how
+  // many are real; empty: every layer runs on every row. The fast-prefill layers run on all
+  // logits_indices_padded rows; the first num_logits_indices are scattered back.
+  std::span<const std::int32_t> logits_indices_padded;
+  int num_logits_indices = 0;
+};
+
+// Row buffers of one decoder block for up to `capacity` rows, reused by every layer.
+struct DecoderActivations {
+  int capacity = 0;
+  std::vector<float> normed;     // [capacity, hidden]
+  std::vector<float> qkv;        // [capacity, widest Q|K|V of any layer]
+  std::vector<float> attention;  // [capacity, widest attention output]
+  std::vector<float> gate_up;    // [capacity, 2 * intermediate]
+  std::vector<float> mlp;        // [capacity, intermediate]
+};
+
+// The attention operands of one layer inside a DecoderActivations.
+struct AttentionOperands {
+  ActivationView query;
+  ActivationView key;    // empty for KV-sharing layers
+  ActivationView value;  // MLA: the latent's first head_size_v entries
+  ActivationView output;
+};
+
+class TinyTransformer {
+ public:
+  // Per-layer weights of one decoder block.
+  struct BlockWeights {
+    std::vector<float> attention_norm;
+    WeightMatrix qkv;  // [hidden, Q | K | V]
+    WeightMatrix output;
+    std::vector<float> mlp_norm;
+    WeightMatrix gate_up;  // [hidden, gate | up]
+    WeightMatrix down;
+  };
+
+  static constexpr int kMlpExpansion = 2;  // intermediate size = 2 x hidden size
+  static constexpr float kNormEps = 1e-6f;
+  static constexpr double kRopeTheta = 10000.0;
+
+  // `config` and `forward_context` must outlive the model. Throws Error for cross or
+  // encoder-only layers (the engine has no encoder), draft layers, a KV-sharing target outside
+  // the context, bad fast-prefill layers, or a model over options.max_weight_bytes.
+  TinyTransformer(const EngineConfig& config, const ForwardContext& forward_context,
+                  const TinyTransformerOptions& options);
+  TinyTransformer(const EngineConfig& config, const ForwardContext& forward_context,
+                  std::uint64_t seed, DType weight_dtype = DType::f32);
+
+  // Runs one step and leaves the logits of step.logits_indices in logits(). Checks every input
+  // first and throws Error naming the culprit; allocates nothing.
+  void forward(const ModelStep& step);
+  // [num_logits, vocab_size] of the last forward.
+  std::span<const float> logits() const { return {logits_.data(), num_logits_ * vocab_size()}; }
+  std::span<const float> logits_row(int i) const {
+    return logits().subspan(static_cast<std::size_t>(i) * vocab_size(), vocab_size());
+  }
+  int num_logits() const { return static_cast<int>(num_logits_); }
+
+  const EngineConfig& config() const { return *config_; }
+  const ForwardContext& forward_context() const { return *forward_context_; }
+  const TinyTransformerOptions& options() const { return options_; }
+  int hidden_size() const { return hidden_size_; }
+  int vocab_size() const { return vocab_size_; }
+  int intermediate_size() const { return kMlpExpansion * hidden_size_; }
+  int num_layers() const { return static_cast<int>(layers_.size()); }
+  int max_num_tokens() const { return max_num_tokens_; }
+  int max_num_logits() const { return max_num_logits_; }  // max_num_seqs x (1 + drafts)
+  std::uint64_t weight_bytes() const;
+  // Layers [first_fast_prefill_layer(), num_layers()) take the fast-prefill path.
+  int first_fast_prefill_layer() const { return first_fast_prefill_layer_; }
+
+  // Decoder stages, shared by forward() and the dense reference so that the two differ only in
+  // how attention reads K/V.
+  const AttentionShape& attention_shape(int layer) const { return layers_[layer].shape; }
+  bool owns_kv(int layer) const { return layers_[layer].kv_source == layer; }
+  int kv_source_layer(int layer) const { return layers_[layer].kv_source; }  // itself or target
+  const BlockWeights& block_weights(int layer) const { return layers_[layer].weights; }
+  DecoderActivations make_activations(int capacity) const;
+  AttentionOperands attention_operands(int layer, DecoderActivations& acts, int rows) const;
+  // Token embeddings of `token_ids` into hidden's rows.
+  void embed(std::span<const std::int32_t> token_ids, RowsView hidden) const;
+  // RMSNorm of hidden's rows, QKV projection, RoPE at `positions`, into acts.qkv.
+  void attention_inputs(int layer, RowsView hidden, std::span<const std::int64_t> positions,
+                        DecoderActivations& acts) const;
+  // Output projection of acts.attention, then the SwiGLU MLP, each added to hidden's rows.
+  void attention_output_and_mlp(int layer, RowsView hidden, DecoderActivations& acts) const;
+  // Final RMSNorm (in place on hidden's rows) and LM head into logits' rows.
+  void lm_head(RowsView hidden, RowsView logits) const;
+
+ private:
+  struct Layer {
+    AttentionShape shape;
+    int kv_source = 0;
+    int query_width = 0;
+    int key_width = 0;  // 0 for KV-sharing layers
+    int value_width = 0;
+    int output_width = 0;
+    int rotary_first = 0;  // entries of each head that RoPE turns
+    int rotary_dim = 0;
+    BlockWeights weights;
+  };
+
+  void check_layers() const;
+  void describe_layers();
+  void set_fast_prefill_layers(const std::set<std::string>& names);
+  void generate_weights();
+  void check_step(const ModelStep& step) const;
+  void check_layer_metadata(const ModelStep& step, int layer, int rows) const;
+  void run_layer(int layer, RowsView hidden, std::span<const std::int64_t> positions,
+                 const AttentionMetadata& metadata);
+  void run_fast_prefill_layers(const ModelStep& step);
+  void compute_logits(std::span<const std::int32_t> rows);
+
+  const EngineConfig* config_;
+  const ForwardContext* forward_context_;
+  TinyTransformerOptions options_;
+  int hidden_size_ = 0;
+  int vocab_size_ = 0;
+  int max_num_tokens_ = 0;
+  int max_num_logits_ = 0;
+  int first_fast_prefill_layer_ = 0;
+  std::vector<Layer> layers_;
+  WeightMatrix embedding_;  // [vocab, hidden]
+  std::vector<float> final_norm_;
+  WeightMatrix lm_head_;  // [hidden, vocab]
+
+  // Persistent step buffers, sized at construction.
+  DecoderActivations acts_;
+  std::vector<float> hidden_;          // [max_num_tokens, hidden]
+  std::vector<float> reduced_hidden_;  // [max_num_tokens, hidden]: the gathered logits rows
+  std::vector<std::int64_t> reduced_positions_;
+  std::vector<float> logits_hidden_;  // [max_num_logits, hidden]
+  std::vector<float> logits_;         // [max_num_logits, vocab]
+  std::size_t num_logits_ = 0;
+};
+
+}  // namespace attnrt

@@ -1,0 +1,144 @@
+// Engine start-up: the config with the options' overrides, the attention plan, the KV cache
+// allocated and bound, the runner's persistent state, the model and the scheduler; then the
+// FULL graphs are captured (engine_capture.cc).
+
+#include "attnrt/engine/engine.h"
+
+#include "attnrt/backends/builtin_backends.h"
+#include "attnrt/core/error.h"
+
+namespace attnrt {
+namespace {
+
+EngineConfig with_overrides(EngineConfig config, const EngineOptions& options) {
+  if (options.fast_prefill) config.cache.kv_sharing_fast_prefill = *options.fast_prefill;
+  if (options.cudagraph_mode) {
+    CUDAGraphMode::parse(*options.cudagraph_mode);  // an unknown name lists the valid ones
+    config.compilation.cudagraph_mode = *options.cudagraph_mode;
+  }
+  if (options.backend) {
+    for (LayerConfig& layer : config.model.layers) layer.backend = *options.backend;
+  }
+  if (config.speculative.num_speculative_tokens > 0) {
+    fail(
+        "engine: speculative.num_speculative_tokens is {}, but the engine has no drafter and "
+        "samples one token per request and step; set it to 0 (attnrt plan explains speculative "
+        "configs)",
+        config.speculative.num_speculative_tokens);
+  }
+  return config;  // layer backend names are checked against the registry when planning
+}
+
+// The built-in backends plus the options' extra ones, then the GPU and config profiles over
+// them (a config profile's kernel may name an extra backend).
+BackendRegistry registry_for(const EngineConfig& config, const EngineOptions& options) {
+  BackendRegistry executable = builtin_backends();
+  for (const AttentionBackendPtr& backend : options.extra_backends) executable.add(backend);
+  return make_backend_registry(config, executable);
+}
+
+AttentionPlan executable_plan(const EngineConfig& config, const BackendRegistry& registry) {
+  AttentionPlan plan = plan_attention(config, registry);
+  for (const AttentionLayer& layer : plan.kv.forward_context.layers()) {
+    const AttentionBackend& backend = *layer.get_attn_backend();
+    if (!backend.executable()) {
+      fail(
+          "engine: layer {} uses backend {}, a plan-only profile that cannot execute attention "
+          "here; give the profile a \"kernel\" (e.g. \"CPU_REFERENCE\") or choose an executable "
+          "backend (attnrt plan still explains it)",
+          layer.name(), backend.name());
+    }
+  }
+  return plan;
+}
+
+KVCacheAllocation allocate_and_bind(const EngineConfig& config, AttentionPlan& plan) {
+  KVCacheAllocation cache =
+      allocate_kv_cache(plan.kv.kv_cache_config, Device::cpu(), plan.backends.kernel_block_sizes);
+  bind_kv_caches(cache.views, plan.kv.forward_context, plan.kv.kv_cache_config, config,
+                 plan.backends.attn_groups);
+  return cache;
+}
+
+CudaGraphManagerOptions graph_options(const EngineConfig& config, const AttentionPlan& plan) {
+  CudaGraphManagerOptions options =
+      CudaGraphManagerOptions::from_config(config, plan.cudagraph.mode);
+  // The sizes of the resolved mode (a config downgraded to NONE captures nothing).
+  options.capture_sizes = plan.capture_sizes.sizes;
+  options.max_capture_size = std::nullopt;
+  if (plan.capture_sizes.max_capture_size > 0) {
+    options.max_capture_size = plan.capture_sizes.max_capture_size;
+  }
+  options.decode_query_len = 1;  // one sampled token per request and step
+  return options;
+}
+
+TinyTransformerOptions model_options(const EngineOptions& options, const AttentionPlan& plan) {
+  TinyTransformerOptions model;
+  model.seed = options.seed;
+  model.weight_dtype = options.weight_dtype;
+  model.fast_prefill_layers = plan.fast_prefill_layers;
+  return model;
+}
+
+}  // namespace
+
+Engine::Engine(const EngineConfig& config, EngineOptions options)
+    : config_(with_overrides(config, options)),
+      options_(std::move(options)),
+      registry_(registry_for(config_, options_)),
+      plan_(executable_plan(config_, registry_)),
+      kv_cache_(allocate_and_bind(config_, plan_)),
+      block_tables_(
+          BlockTables::from_config(config_, plan_.kv.kv_cache_config, plan_.backends.attn_groups)),
+      batch_(config_.scheduler.max_num_seqs, config_.scheduler.max_num_batched_tokens),
+      graphs_(graph_options(config_, plan_)),
+      metadata_(plan_.backends.attn_groups),
+      layer_groups_(plan_.kv.forward_context, plan_.backends.attn_groups),
+      model_(config_, plan_.kv.forward_context, model_options(options_, plan_)),
+      work_(model_),
+      scheduler_(config_, plan_.kv.kv_cache_config) {
+  const auto max_tokens = static_cast<std::size_t>(config_.scheduler.max_num_batched_tokens);
+  const auto max_reqs = static_cast<std::size_t>(config_.scheduler.max_num_seqs);
+  if (config_.cache.kv_sharing_fast_prefill) {
+    fast_prefill_.emplace(config_.scheduler.max_num_batched_tokens, graphs_);
+  }
+  scheduled_.reserve(max_reqs);
+  token_ids_.assign(max_tokens, 0);
+  all_padding_.assign(max_tokens, 1);
+  eager_metadata_.assign(plan_.kv.forward_context.size(), nullptr);
+  fast_prefill_positions_.assign(max_tokens, 0);
+  sampled_.reserve(max_reqs);
+  capture_graphs();
+}
+
+RequestId Engine::add_request(std::span<const std::int32_t> prompt, int max_tokens) {
+  for (std::size_t i = 0; i < prompt.size(); ++i) {
+    if (prompt[i] < 0 || prompt[i] >= model_.vocab_size()) {
+      fail("engine: prompt token {} is {}, outside the vocabulary of {} tokens", i, prompt[i],
+           model_.vocab_size());
+    }
+  }
+  const RequestId id = scheduler_.add_request(prompt, max_tokens);
+  RequestRecord& record = records_.emplace_back();
+  record.id = id;
+  record.prompt.assign(prompt.begin(), prompt.end());
+  record.output.reserve(static_cast<std::size_t>(max_tokens));
+  return id;
+}
+
+void Engine::run(const std::function<void(const Engine&)>& on_step) {
+  while (step()) {
+    if (on_step) on_step(*this);
+  }
+}
+
+int Engine::num_kv_blocks() const {
+  return static_cast<int>(scheduler_.block_pool().num_blocks() - 1);
+}
+
+int Engine::num_kv_blocks_in_use() const {
+  return num_kv_blocks() - scheduler_.block_pool().num_free();
+}
+
+}  // namespace attnrt

@@ -1,0 +1,76 @@
+// The engine against its references: the dense recomputation of every request, and fast prefill
+// on versus off on the same prompts.
+
+#include <algorithm>
+#include <cmath>
+
+#include "attnrt/core/error.h"
+#include "attnrt/engine/dense_reference.h"
+#include "attnrt/engine/engine_workload.h"
+
+namespace attnrt {
+
+DenseCheck check_against_dense(const Engine& engine) {
+  const TinyTransformer& model = engine.model();
+  const auto vocab = static_cast<std::size_t>(model.vocab_size());
+  DenseCheck check;
+  std::vector<std::int32_t> tokens;
+  for (const RequestRecord& request : engine.requests()) {
+    if (request.output.empty()) continue;
+    if (request.logits.size() != request.output.size() * vocab) {
+      fail(
+          "check: request {} kept {} logits for {} generated tokens; create the engine with "
+          "EngineOptions::record_logits",
+          request.id, request.logits.size() / vocab, request.output.size());
+    }
+    // Generated token k was sampled at position prompt + k - 1; the last one is never fed back.
+    tokens.assign(request.prompt.begin(), request.prompt.end());
+    tokens.insert(tokens.end(), request.output.begin(), request.output.end() - 1);
+    const DenseResult dense = dense_forward(model, tokens);
+    for (std::size_t k = 0; k < request.output.size(); ++k) {
+      const std::span<const float> expected =
+          dense.row(static_cast<int>(request.prompt.size() + k) - 1);
+      const float* actual = request.logits.data() + k * vocab;
+      for (std::size_t v = 0; v < vocab; ++v) {
+        check.max_abs_logit_diff = std::max(check.max_abs_logit_diff,
+                                            static_cast<double>(std::abs(expected[v] - actual[v])));
+      }
+      check.tokens_agree += greedy_token(expected) == request.output[k] ? 1 : 0;
+      check.tokens_total += 1;
+    }
+  }
+  return check;
+}
+
+FastPrefillComparison compare_fast_prefill(const EngineConfig& config, EngineOptions options,
+                                           std::span<const WorkloadRequest> workload) {
+  options.record_logits = false;
+  options.fast_prefill = true;
+  Engine on(config, options);
+  options.fast_prefill = false;
+  Engine off(config, options);
+  FastPrefillComparison comparison;
+  for (const WorkloadRequest& request : workload) {
+    on.add_request(request.prompt, 1);
+    off.add_request(request.prompt, 1);
+    comparison.prompts += 1;
+    comparison.prompt_tokens += static_cast<std::int64_t>(request.prompt.size());
+  }
+  bool on_busy = true;
+  bool off_busy = true;
+  while (on_busy || off_busy) {
+    if (on_busy) on_busy = on.step();
+    if (off_busy) off_busy = off.step();
+  }
+  comparison.seconds_on = on.stats().prefill_seconds;
+  comparison.seconds_off = off.stats().prefill_seconds;
+  comparison.speedup =
+      comparison.seconds_on > 0 ? comparison.seconds_off / comparison.seconds_on : 0;
+  comparison.theoretical_speedup = on.stats().fast_prefill_theoretical_speedup();
+  comparison.first_tokens_match = std::ranges::equal(
+      on.requests(), off.requests(),
+      [](const RequestRecord& a, const RequestRecord& b) { return a.output == b.output; });
+  return comparison;
+}
+
+}  // namespace attnrt

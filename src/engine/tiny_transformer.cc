@@ -1,0 +1,193 @@
+// TinyTransformer construction: which layers it can run, the shape of each decoder block, the
+// fast-prefill split, and the persistent buffers every step reuses.
+
+#include "attnrt/engine/tiny_transformer.h"
+
+#include <algorithm>
+
+#include "attnrt/core/error.h"
+
+namespace attnrt {
+namespace {
+
+int index_of(const ForwardContext& forward_context, const AttentionLayer& layer) {
+  return static_cast<int>(&layer - forward_context.layers().data());
+}
+
+// The rows a step may ask logits for: one per request, plus its draft tokens.
+int max_logits_rows(const EngineConfig& config, int max_num_tokens) {
+  const int per_request = 1 + std::max(0, config.speculative.num_speculative_tokens);
+  const int rows = std::max(1, config.scheduler.max_num_seqs) * per_request;
+  return std::min(rows, max_num_tokens);
+}
+
+TinyTransformerOptions options_of(std::uint64_t seed, DType weight_dtype) {
+  TinyTransformerOptions options;
+  options.seed = seed;
+  options.weight_dtype = weight_dtype;
+  return options;
+}
+
+}  // namespace
+
+TinyTransformer::TinyTransformer(const EngineConfig& config, const ForwardContext& forward_context,
+                                 std::uint64_t seed, DType weight_dtype)
+    : TinyTransformer(config, forward_context, options_of(seed, weight_dtype)) {}
+
+TinyTransformer::TinyTransformer(const EngineConfig& config, const ForwardContext& forward_context,
+                                 const TinyTransformerOptions& options)
+    : config_(&config), forward_context_(&forward_context), options_(options) {
+  hidden_size_ = config.model.hidden_size;
+  vocab_size_ = config.model.vocab_size;
+  max_num_tokens_ =
+      options.max_num_tokens > 0 ? options.max_num_tokens : config.scheduler.max_num_batched_tokens;
+  check_layers();
+  describe_layers();
+  set_fast_prefill_layers(options.fast_prefill_layers);
+  generate_weights();
+
+  max_num_logits_ = max_logits_rows(config, max_num_tokens_);
+  const auto tokens = static_cast<std::size_t>(max_num_tokens_);
+  acts_ = make_activations(max_num_tokens_);
+  hidden_.assign(tokens * hidden_size_, 0.f);
+  reduced_hidden_.assign(tokens * hidden_size_, 0.f);
+  reduced_positions_.assign(tokens, 0);
+  logits_hidden_.assign(static_cast<std::size_t>(max_num_logits_) * hidden_size_, 0.f);
+  logits_.assign(static_cast<std::size_t>(max_num_logits_) * vocab_size_, 0.f);
+}
+
+void TinyTransformer::check_layers() const {
+  if (hidden_size_ <= 0 || vocab_size_ <= 0) {
+    fail(
+        "model {}: the built-in transformer needs model.hidden_size and model.vocab_size, got {} "
+        "and {}; set both in the config",
+        config_->model.name, hidden_size_, vocab_size_);
+  }
+  if (max_num_tokens_ <= 0) {
+    fail("model {}: the step capacity must be positive, got {} tokens", config_->model.name,
+         max_num_tokens_);
+  }
+  if (options_.num_threads < 1) {
+    fail("model {}: num_threads must be at least 1, got {}", config_->model.name,
+         options_.num_threads);
+  }
+  if (forward_context_->size() == 0) {
+    fail("model {}: the forward context has no attention layers", config_->model.name);
+  }
+  for (const AttentionLayer& layer : forward_context_->layers()) {
+    if (layer.type() == AttentionType::cross || layer.type() == AttentionType::encoder_only) {
+      fail(
+          "layer {}: {} attention needs an encoder, which the built-in transformer does not "
+          "have; run a decoder-only config (full, sliding_window, chunked_local, mla layers)",
+          layer.name(), attention_type_name(layer.type()));
+    }
+    if (layer.is_draft()) {
+      fail(
+          "layer {} is a speculative draft layer, but the built-in transformer has no draft "
+          "model; remove the draft layers to run this config",
+          layer.name());
+    }
+  }
+}
+
+void TinyTransformer::describe_layers() {
+  const ForwardContext& context = *forward_context_;
+  layers_.resize(context.size());
+  for (const AttentionLayer& attention : context.layers()) {
+    const int i = index_of(context, attention);
+    Layer& layer = layers_[i];
+    layer.shape = attention.attention_shape();
+    layer.kv_source = i;
+    if (attention.shares_kv()) {
+      const AttentionLayer* target = context.find(attention.kv_sharing_target());
+      if (target == nullptr || index_of(context, *target) >= i) {
+        fail(
+            "layer {} shares the KV cache of {}, which is not an earlier layer of the forward "
+            "context; KV-sharing targets must run first",
+            attention.name(), attention.kv_sharing_target());
+      }
+      layer.kv_source = layers_[index_of(context, *target)].kv_source;
+    }
+    const AttentionShape& s = layer.shape;
+    const bool mla = s.type == AttentionType::mla;
+    layer.query_width = s.num_heads * s.head_size;
+    layer.key_width = attention.shares_kv() ? 0 : s.num_kv_heads * s.head_size;
+    layer.value_width = attention.shares_kv() || mla ? 0 : s.num_kv_heads * s.head_size_v;
+    layer.output_width = s.num_heads * s.head_size_v;
+    // MLA turns only the latent's trailing rope entries (DeepSeek's decoupled RoPE): the value
+    // part, the first head_size_v entries, stays position-free.
+    layer.rotary_first = mla ? s.head_size_v : 0;
+    layer.rotary_dim = s.head_size - layer.rotary_first;
+  }
+}
+
+void TinyTransformer::set_fast_prefill_layers(const std::set<std::string>& names) {
+  first_fast_prefill_layer_ = num_layers();
+  std::vector<int> indices;
+  for (const std::string& name : names) {
+    const AttentionLayer* layer = forward_context_->find(name);
+    if (layer == nullptr) {
+      fail("fast-prefill layer {} is not a layer of the forward context", name);
+    }
+    if (!layer->shares_kv()) {
+      fail(
+          "fast-prefill layer {} owns its KV cache, so it must see every token; only KV-sharing "
+          "layers can run on the logits rows alone",
+          name);
+    }
+    indices.push_back(index_of(*forward_context_, *layer));
+  }
+  std::sort(indices.begin(), indices.end());
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    const int expected = num_layers() - static_cast<int>(indices.size() - k);
+    if (indices[k] != expected) {
+      fail(
+          "fast-prefill layers must be the trailing layers of the model, but layer {} follows "
+          "fast-prefill layer {}; pass get_kv_sharing_fast_prefill_eligible_layers' result",
+          forward_context_->layers()[expected].name(),
+          forward_context_->layers()[indices[k]].name());
+    }
+  }
+  if (!indices.empty()) first_fast_prefill_layer_ = indices.front();
+}
+
+DecoderActivations TinyTransformer::make_activations(int capacity) const {
+  int qkv_width = 0;
+  int output_width = 0;
+  for (const Layer& layer : layers_) {
+    qkv_width = std::max(qkv_width, layer.query_width + layer.key_width + layer.value_width);
+    output_width = std::max(output_width, layer.output_width);
+  }
+  const auto rows = static_cast<std::size_t>(std::max(capacity, 0));
+  DecoderActivations acts;
+  acts.capacity = capacity;
+  acts.normed.assign(rows * hidden_size_, 0.f);
+  acts.qkv.assign(rows * qkv_width, 0.f);
+  acts.attention.assign(rows * output_width, 0.f);
+  acts.gate_up.assign(rows * 2 * intermediate_size(), 0.f);
+  acts.mlp.assign(rows * intermediate_size(), 0.f);
+  return acts;
+}
+
+AttentionOperands TinyTransformer::attention_operands(int layer, DecoderActivations& acts,
+                                                      int rows) const {
+  const Layer& l = layers_[layer];
+  const AttentionShape& s = l.shape;
+  const std::int64_t width = l.query_width + l.key_width + l.value_width;
+  float* query = acts.qkv.data();
+  float* key = query + l.query_width;
+  AttentionOperands operands;
+  operands.query = {query, rows, s.num_heads, s.head_size, width, s.head_size};
+  if (owns_kv(layer)) {
+    operands.key = {key, rows, s.num_kv_heads, s.head_size, width, s.head_size};
+    operands.value = s.type == AttentionType::mla
+                         ? ActivationView{key, rows, 1, s.head_size_v, width, s.head_size}
+                         : ActivationView{key + l.key_width, rows,  s.num_kv_heads,
+                                          s.head_size_v,     width, s.head_size_v};
+  }
+  operands.output = {acts.attention.data(), rows,           s.num_heads,
+                     s.head_size_v,         l.output_width, s.head_size_v};
+  return operands;
+}
+
+}  // namespace attnrt

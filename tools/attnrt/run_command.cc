@@ -1,0 +1,147 @@
+// `attnrt run [CONFIG] [--requests N] [--prompt-len A:B] [--output-len A:B] [--seed S]
+// [--fast-prefill on|off] [--cudagraph MODE] [--compare N] [--check] [--json]`: the built-in model
+// driven through the engine on a seeded random workload, with its report.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "attnrt/config/config_loader.h"
+#include "attnrt/core/error.h"
+#include "attnrt/engine/engine_workload.h"
+#include "commands.h"
+#include "progress_line.h"
+#include "run_report.h"
+
+namespace attnrt::cli {
+namespace {
+
+// Both paths compute in f32 from the same bf16-rounded K/V; they differ only in the order of
+// some sums (paged tiles vs one pass), so logits of magnitude ~10 agree to ~1e-5.
+constexpr double kCheckTolerance = 1e-3;
+
+struct RunOptions {
+  std::string config_path;
+  int requests = 64;
+  std::string prompt_len = "32:192";
+  std::string output_len = "16:64";
+  std::uint64_t seed = 0;
+  std::string fast_prefill;  // "on", "off" or empty: the config's
+  std::string cudagraph;     // a CUDAGraphMode name or empty: the config's
+  int compare = 16;          // prompts prefilled with fast prefill on and off side by side
+  bool check = false;
+  bool json = false;
+};
+
+// "A:B" (or "A" for A:A) → (A, B).
+std::pair<int, int> parse_range(const std::string& option, const std::string& text) {
+  const std::size_t colon = text.find(':');
+  try {
+    std::size_t used = 0;
+    const int low = std::stoi(text.substr(0, colon), &used);
+    if (used != (colon == std::string::npos ? text.size() : colon))
+      throw std::invalid_argument(text);
+    if (colon == std::string::npos) return {low, low};
+    const std::string tail = text.substr(colon + 1);
+    const int high = std::stoi(tail, &used);
+    if (used != tail.size()) throw std::invalid_argument(text);
+    return {low, high};
+  } catch (const std::logic_error&) {
+    fail("{} \"{}\" is not a range; write A:B, e.g. 32:192", option, text);
+  }
+}
+
+WorkloadOptions workload_options(const RunOptions& options) {
+  WorkloadOptions workload;
+  workload.num_requests = options.requests;
+  std::tie(workload.min_prompt_len, workload.max_prompt_len) =
+      parse_range("--prompt-len", options.prompt_len);
+  std::tie(workload.min_output_len, workload.max_output_len) =
+      parse_range("--output-len", options.output_len);
+  workload.seed = options.seed;
+  return workload;
+}
+
+EngineOptions engine_options(const RunOptions& options) {
+  EngineOptions engine;
+  engine.seed = options.seed;
+  if (!options.fast_prefill.empty()) engine.fast_prefill = options.fast_prefill == "on";
+  if (!options.cudagraph.empty()) engine.cudagraph_mode = options.cudagraph;
+  engine.record_logits = options.check;
+  return engine;
+}
+
+int run_run(const RunOptions& options) {
+  const EngineConfig config =
+      options.config_path.empty() ? default_config() : load_config_file(options.config_path);
+  const WorkloadOptions workload_opts = workload_options(options);
+  const EngineOptions engine_opts = engine_options(options);
+  Engine engine(config, engine_opts);
+  const std::vector<WorkloadRequest> workload = make_workload(
+      workload_opts, engine.model().vocab_size(), engine.config().model.max_model_len);
+  if (!options.json) std::cout << plan_summary(engine, workload_opts) << std::flush;
+  submit(engine, workload);
+
+  ProgressLine progress;
+  const auto start = std::chrono::steady_clock::now();
+  engine.run([&progress](const Engine& e) { progress.update(e); });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  progress.finish();
+
+  RunReport report = make_run_report(engine, workload_opts, seconds);
+  if (report.fast_prefill_enabled && options.compare > 0 && !workload.empty()) {
+    const std::size_t prompts =
+        std::min(workload.size(), static_cast<std::size_t>(options.compare));
+    report.comparison =
+        compare_fast_prefill(engine.config(), engine_opts, std::span(workload).first(prompts));
+  }
+  if (options.check) {
+    report.check = check_against_dense(engine);
+    report.check_tolerance = kCheckTolerance;
+  }
+  if (options.json) {
+    std::cout << run_report_json(report).dump(2) << '\n';
+  } else {
+    std::cout << run_report_text(report);
+  }
+  return options.check && !report.check_passed() ? 1 : 0;
+}
+
+}  // namespace
+
+std::function<int()> add_run_command(CLI::App& app) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* run = app.add_subcommand(
+      "run", "Run the built-in model through the engine on a random workload and report");
+  run->add_option("CONFIG", options->config_path,
+                  "Model and engine config (JSON); the embedded tiny-yoco default if omitted");
+  run->add_option("--requests", options->requests, "Requests to generate (default 64)")
+      ->check(CLI::NonNegativeNumber);
+  run->add_option("--prompt-len", options->prompt_len,
+                  "Prompt lengths A:B, uniform (default 32:192)");
+  run->add_option("--output-len", options->output_len,
+                  "Generated tokens per request A:B, uniform (default 16:64)");
+  run->add_option("--seed", options->seed, "Seed of the workload and the model's weights");
+  run->add_option("--fast-prefill", options->fast_prefill,
+                  "KV-sharing fast prefill on or off (default: the config's)")
+      ->check(CLI::IsMember({"on", "off"}));
+  run->add_option("--cudagraph", options->cudagraph,
+                  "CUDA-graph mode: NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE");
+  run->add_option("--compare", options->compare,
+                  "Prompts to prefill with fast prefill on and off, side by side, to measure its "
+                  "speed-up (default 16; 0 skips)")
+      ->check(CLI::NonNegativeNumber);
+  run->add_flag("--check", options->check,
+                "Recompute every request densely and compare logits and tokens (exit 1 if not "
+                "equal)");
+  run->add_flag("--json", options->json, "Print the report as JSON");
+  return [run, options]() { return run->parsed() ? run_run(*options) : -1; };
+}
+
+}  // namespace attnrt::cli

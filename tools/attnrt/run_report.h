@@ -1,0 +1,44 @@
+#pragma once
+// `attnrt run` output: the plan summary printed before the run, and the report after it, as
+// text or as JSON (keys documented in docs and checked by the tests).
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "attnrt/engine/engine.h"
+#include "attnrt/engine/engine_workload.h"
+
+namespace attnrt::cli {
+
+struct RunReport {
+  std::string model;
+  WorkloadOptions workload;
+  std::int64_t requests = 0;
+  std::int64_t prompt_tokens = 0;
+  std::int64_t output_tokens = 0;
+  double run_seconds = 0;  // the step loop, start-up excluded
+  EngineStats stats;
+  int kv_blocks = 0;  // usable manager blocks
+  std::string requested_mode;
+  std::string resolved_mode;
+  bool fast_prefill_enabled = false;  // the config asks for it and some layer takes the path
+  int fast_prefill_layers = 0;
+  std::uint64_t output_digest = 0;
+  std::optional<DenseCheck> check;
+  double check_tolerance = 0;
+  std::optional<FastPrefillComparison> comparison;
+
+  bool check_passed() const;  // every token agrees and the logits are within tolerance
+};
+
+// The report of a finished run (the check and comparison are filled in by the caller).
+RunReport make_run_report(const Engine& engine, const WorkloadOptions& workload,
+                          double run_seconds);
+
+// A few lines: the model, KV cache, backends, graph mode and fast prefill, and the workload.
+std::string plan_summary(const Engine& engine, const WorkloadOptions& workload);
+std::string run_report_text(const RunReport& report);
+nlohmann::json run_report_json(const RunReport& report);
+
+}  // namespace attnrt::cli
