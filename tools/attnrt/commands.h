@@ -9,5 +9,6 @@ namespace attnrt::cli {
 // Returns the action to run when the `plan` subcommand was chosen.
 std::function<int()> add_plan_command(CLI::App& app);
 std::function<int()> add_run_command(CLI::App& app);
+std::function<int()> add_bench_command(CLI::App& app);
 
 }  // namespace attnrt::cli

@@ -11,7 +11,8 @@ int main(int argc, char** argv) {
   CLI::App app{"attnrt: paged-KV attention runtime (plan, run, bench)"};
   app.require_subcommand(1);
   std::vector<std::function<int()>> commands = {attnrt::cli::add_plan_command(app),
-                                                attnrt::cli::add_run_command(app)};
+                                                attnrt::cli::add_run_command(app),
+                                                attnrt::cli::add_bench_command(app)};
   try {
     app.parse(argc, argv);
     for (const auto& command : commands) {
