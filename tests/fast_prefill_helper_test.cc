@@ -9,23 +9,17 @@
 #include <vector>
 
 #include "attnrt/core/error.h"
+#include "runner_test_helpers.h"
 
 namespace attnrt {
 namespace {
 
-// A descriptor of `mode` for `num_tokens` tokens (and `num_reqs` requests, uniform length).
-BatchExecutionDescriptor graph(CUDAGraphMode mode, int num_tokens,
-                               std::optional<int> num_reqs = std::nullopt,
-                               std::optional<int> uniform_token_count = std::nullopt) {
-  BatchExecutionDescriptor d;
-  d.cg_mode = mode;
-  d.num_tokens = num_tokens;
-  d.num_reqs = num_reqs;
-  d.uniform_token_count = uniform_token_count;
-  return d;
-}
-
-using I32 = std::vector<std::int32_t>;
+using testing::error_of;
+using testing::Flags;
+using testing::graph;
+using testing::I32;
+using testing::I64;
+using testing::vec;
 
 // §8.4's fake manager: without LoRA a PIECEWISE graph of 8 tokens; with LoRA eager, unpadded.
 class FakeManager : public GraphDispatcher {
@@ -53,20 +47,11 @@ BatchExecutionDescriptor eager(int num_tokens, int loras = 0, int ubatches = 1) 
   return BatchExecutionDescriptor::eager(1, num_tokens, loras, ubatches);
 }
 
-std::string error_of(auto&& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
-
 TEST(FastPrefillHelperTest, LoraBatchesDispatchWithTheirLoraCount) {
   // SEMANTICS §8.4: every n × loras ∈ {1, 2, 4} keeps its n rows unpadded.
   for (int n : {1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 127, 128}) {
     for (int loras : {1, 2, 4}) {
-      SCOPED_TRACE(testing::Message() << "n " << n << ", loras " << loras);
+      SCOPED_TRACE(::testing::Message() << "n " << n << ", loras " << loras);
       FakeManager manager;
       FastPrefillHelper helper(std::max(32, n), manager);
       const I32 logits = iota(n);

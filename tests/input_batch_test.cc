@@ -9,39 +9,17 @@
 #include <vector>
 
 #include "attnrt/core/error.h"
+#include "runner_test_helpers.h"
 
 namespace attnrt {
 namespace {
 
-// A descriptor of `mode` for `num_tokens` tokens (and `num_reqs` requests, uniform length).
-BatchExecutionDescriptor graph(CUDAGraphMode mode, int num_tokens,
-                               std::optional<int> num_reqs = std::nullopt,
-                               std::optional<int> uniform_token_count = std::nullopt) {
-  BatchExecutionDescriptor d;
-  d.cg_mode = mode;
-  d.num_tokens = num_tokens;
-  d.num_reqs = num_reqs;
-  d.uniform_token_count = uniform_token_count;
-  return d;
-}
-
-using I32 = std::vector<std::int32_t>;
-using I64 = std::vector<std::int64_t>;
-using Flags = std::vector<std::uint8_t>;
-
-template <typename T>
-std::vector<T> vec(std::span<const T> values) {
-  return std::vector<T>(values.begin(), values.end());
-}
-
-std::string error_of(auto&& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
+using testing::Flags;
+using testing::graph;
+using testing::I32;
+using testing::I64;
+using testing::vec;
 
 // A chunked prefill (slot 3: 4 of a 10-token prompt after 2), a decode (slot 0: 1 token after 7)
 // and a spec-decode verification (slot 5: 1 + 2 drafts after 5).

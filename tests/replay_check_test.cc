@@ -9,30 +9,17 @@
 
 #include "attnrt/core/error.h"
 #include "attnrt/runner/cudagraph_manager.h"
+#include "runner_test_helpers.h"
 
 namespace attnrt {
 namespace {
 
-// A descriptor of `mode` for `num_tokens` tokens (and `num_reqs` requests, uniform length).
-BatchExecutionDescriptor graph(CUDAGraphMode mode, int num_tokens,
-                               std::optional<int> num_reqs = std::nullopt,
-                               std::optional<int> uniform_token_count = std::nullopt) {
-  BatchExecutionDescriptor d;
-  d.cg_mode = mode;
-  d.num_tokens = num_tokens;
-  d.num_reqs = num_reqs;
-  d.uniform_token_count = uniform_token_count;
-  return d;
-}
-
-std::string error_of(auto&& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
+using testing::Flags;
+using testing::graph;
+using testing::I32;
+using testing::I64;
+using testing::vec;
 
 void expect_refused(const BatchExecutionDescriptor& d, const RuntimeBatch& batch,
                     const std::string& reason) {
