@@ -1,6 +1,8 @@
 #pragma once
 // Buffer: one owning allocation. Host buffers are 64-byte aligned and zero-filled (a KV cache must
-// start clean: padded pages and unused slots are never written). Move-only; tensors share
+// start clean: padded pages and unused slots are never written). Buffers of kHugePageBytes or
+// more start on a huge-page boundary and ask the OS for huge pages (Linux: MADV_HUGEPAGE), so
+// that a KV cache walked block by block through a block table costs no TLB miss per 4 KiB. Move-only; tensors share
 // ownership through std::shared_ptr<Buffer>, so a view keeps its memory alive.
 
 #include <cstddef>
@@ -13,6 +15,7 @@ namespace attnrt {
 class Buffer {
  public:
   static constexpr std::size_t kAlignment = 64;
+  static constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 
   // Allocates `size_bytes` zeroed bytes on `device`. Throws Error if the allocation fails or the
   // device is not available in this build.
