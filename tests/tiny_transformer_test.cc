@@ -152,15 +152,17 @@ TEST(TinyTransformerTest, Bf16CacheMatchesDenseReferenceThatRoundsLikeTheCache) 
   Rig rig(yoco_config(DType::bf16));
   const std::vector<I32> sequences = two_sequences();
   const std::vector<LogitsRow> rows = run_scenario(rig, sequences, false);
-  // Rounding K/V to bf16 in the reference reproduces the cache's values exactly, so only
-  // summation order could differ: the f32 tolerance holds.
-  EXPECT_LT(compare_with_dense(*rig.model, sequences, rows).max_difference, 1e-4f);
+  // Rounding K/V to bf16 in the reference reproduces the cache's values, so only summation
+  // order differs; a later layer's K/V entry can still round to the neighbouring bf16 value
+  // (a 2^-8 step) after such a difference, hence `attnrt run --check`'s 1e-3 and not f32's 1e-4.
+  const float rounded = compare_with_dense(*rig.model, sequences, rows).max_difference;
+  EXPECT_LT(rounded, 1e-3f);
   // Without the rounding the reference misses bf16's 2^-9 relative error on every K/V entry:
-  // visible, but far below the logits' unit scale.
+  // visible, further off than the rounded reference, but far below the logits' unit scale.
   const float unrounded =
       compare_with_dense(*rig.model, sequences, rows, {.round_kv_to_cache_dtype = false})
           .max_difference;
-  EXPECT_GT(unrounded, 1e-4f);
+  EXPECT_GT(unrounded, 2 * rounded) << rounded;
   EXPECT_LT(unrounded, 0.1f);
 }
 

@@ -1,0 +1,110 @@
+#pragma once
+// CPU_FLASH: the fast CPU backend. Tiled online-softmax attention over the paged KV cache with
+// split-KV for long contexts, GQA groups served from one pass over each K/V tile, SIMD through
+// Highway (runtime dispatch: AVX-512, AVX2, NEON, ...) and OpenMP threads over requests × KV heads
+// × query tiles × key splits. Same semantics as CPU_REFERENCE (its oracle); fp32 accumulation.
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attnrt/attention/attention_backend.h"
+#include "attnrt/attention/attention_metadata_builder.h"
+
+namespace attnrt {
+
+struct CpuFlashOptions {
+  int num_threads = 0;                    // 0: every hardware thread (OpenMP's default)
+  int min_split_keys = 512;               // a key split covers at least this many keys
+  int max_splits = 32;                    // key splits per request at most
+  std::size_t partial_bytes = 16u << 20;  // workspace for split partial results
+  // bf16 caches on CPUs with AVX512-BF16: dot products on bf16-rounded queries and softmax
+  // weights (twice the MACs per instruction). false keeps every product in f32.
+  bool bf16_dot_products = true;
+};
+
+class CpuFlashBackend : public AttentionBackend {
+ public:
+  explicit CpuFlashBackend(CpuFlashOptions options = {});
+
+  std::string name() const override { return "CPU_FLASH"; }
+  // Everything CPU_REFERENCE serves: full, sliding-window, chunked-local, MLA and cross.
+  bool supports_spec_kind(KVSpecKind kind) const override;
+  // The kernels walk the block table per key, so any kernel block size works: [MultipleOf(1)].
+  std::vector<KernelBlockSize> get_supported_kernel_block_sizes(
+      const KVCacheSpec& spec) const override;
+  // Any layout whose content axis is innermost (all six); page-contiguous ones first.
+  std::vector<KVCacheLayout> supported_kv_cache_layouts() const override;
+  // Request boundaries are read from the device arrays only.
+  bool supports_device_cpu_query_lens_mismatch() const override { return true; }
+  // Key splits depend on the whole batch (they fill the threads), so a request's rounding does.
+  bool supports_batch_invariance() const override { return false; }
+
+  std::unique_ptr<AttentionMetadataBuilder> create_builder(const KVCacheSpec& kv_cache_spec,
+                                                           std::vector<std::string> layer_names,
+                                                           const EngineConfig& config,
+                                                           Device device) const override;
+
+  void write_kv(const KVWriteArgs& args) const override;
+  void forward(const AttentionForwardArgs& args) const override;
+
+  const CpuFlashOptions& options() const { return options_; }
+  int num_threads() const { return num_threads_; }
+
+ private:
+  CpuFlashOptions options_;
+  int num_threads_ = 1;
+};
+
+// The step's CommonAttentionMetadata plus the shared workspace the kernels carve their per-thread
+// tiles, plan and split partials from, so a forward call allocates nothing.
+struct CpuFlashMetadata : AttentionMetadata {
+  std::unique_ptr<AttentionMetadata> clone() const override {
+    return std::make_unique<CpuFlashMetadata>(*this);
+  }
+  std::shared_ptr<Buffer> workspace;
+};
+
+// The kernels plan their work at forward time from the device arrays (query_start_loc, seq_lens,
+// encoder_seq_lens, block table) and use num_reqs / num_actual_tokens only as bounds, so a FULL
+// graph replay (frozen scalars, refreshed arrays) computes exactly what an eager call does.
+class CpuFlashMetadataBuilder : public AttentionMetadataBuilder {
+ public:
+  CpuFlashMetadataBuilder(const KVCacheSpec& kv_cache_spec, std::vector<std::string> layer_names,
+                          const EngineConfig& config, Device device, const CpuFlashOptions& options,
+                          int num_threads);
+
+  // ALWAYS: mixed prefill/decode batches replay correctly (see the class comment).
+  AttentionCGSupport get_cudagraph_support(const EngineConfig& config,
+                                           const KVCacheSpec& spec) const override;
+  // nullopt: an ALWAYS builder needs no varlen bound.
+  std::optional<int> get_varlen_cudagraph_max_query_len(const EngineConfig& config,
+                                                        const KVCacheSpec& spec) const override;
+
+  const AttentionMetadata& build(int common_prefix_len, const CommonAttentionMetadata& common,
+                                 bool fast_build = false) override;
+
+  // Sized for every layer of the config, so the builders of other groups can share it.
+  std::shared_ptr<Buffer> provide_workspace() override;
+  bool accepts_workspace() const override { return true; }
+  // Keeps a shared workspace only if it is large enough for this group's layers.
+  void set_workspace_buffer(std::shared_ptr<Buffer> workspace) override;
+
+  std::size_t workspace_bytes() const { return own_bytes_; }
+
+ private:
+  CpuFlashOptions options_;
+  int num_threads_ = 1;
+  std::size_t own_bytes_ = 0;     // what this group's layers need
+  std::size_t config_bytes_ = 0;  // what every layer of the config needs
+  std::shared_ptr<Buffer> workspace_;
+  CpuFlashMetadata metadata_;
+};
+
+// The backend object the built-in registry holds.
+AttentionBackendPtr make_cpu_flash_backend();
+AttentionBackendPtr make_cpu_flash_backend(const CpuFlashOptions& options);
+
+}  // namespace attnrt

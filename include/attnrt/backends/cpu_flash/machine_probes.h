@@ -1,0 +1,19 @@
+#pragma once
+// Small probes of the machine's limits, so that kernel figures can be read as fractions of what
+// the hardware allows: streaming DRAM read bandwidth and the fp32 FMA peak, both measured with
+// the same SIMD target and thread count as CPU_FLASH's kernels.
+
+#include <cstddef>
+
+namespace attnrt {
+
+// Sums a buffer of `bytes` (far larger than any cache) with `num_threads` threads, each reading
+// its own contiguous part with vector loads; the best of `repeats` passes, in GB/s (1e9 B/s).
+double measure_dram_read_gbps(int num_threads, std::size_t bytes = std::size_t{1} << 30,
+                              int repeats = 5);
+
+// Independent chains of fp32 fused multiply-adds in the widest vectors of the dispatched target
+// on every thread; the best of `repeats` runs, in GFLOP/s (an FMA counts 2 FLOPs).
+double measure_fma_peak_gflops(int num_threads, int repeats = 5);
+
+}  // namespace attnrt

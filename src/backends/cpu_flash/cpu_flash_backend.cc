@@ -1,0 +1,174 @@
+// CpuFlashBackend: capabilities, builders, and the two kernel entry points. forward() checks its
+// inputs, carves the workspace, plans the batch from the device arrays and runs the SIMD kernels
+// (flash_forward.cc); write_kv() converts rows into the cache (flash_write_kv.cc).
+
+#include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
+
+#include <fmt/ranges.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "attnrt/core/error.h"
+#include "flash_checks.h"
+#include "flash_kernels.h"
+#include "flash_plan.h"
+#include "flash_workspace.h"
+
+namespace attnrt {
+namespace {
+
+using cpu_flash::CacheView;
+
+cpu_flash::Mask mask_of(const AttentionShape& shape, bool causal) {
+  using cpu_flash::MaskKind;
+  if (shape.type == AttentionType::cross || !causal) return {MaskKind::none, 0};
+  switch (shape.type) {
+    case AttentionType::sliding_window:
+      return {MaskKind::sliding_window, shape.sliding_window};
+    case AttentionType::chunked_local:
+      return {MaskKind::chunked_local, shape.attention_chunk_size};
+    default:
+      return {MaskKind::causal, 0};
+  }
+}
+
+// Keys prefetched ahead of the one being read: about 16 KiB of K/V per thread in flight.
+int prefetch_keys(const CacheView& cache) {
+  return std::clamp(16384 / std::max(1, cache.stored_bytes()), 8, 256);
+}
+
+// Rows past the real tokens (graph padding) get zeros rather than stale values.
+void zero_padding_rows(const ActivationView& output, int first, int end) {
+  end = std::min(end, output.num_tokens);
+  for (int t = first; t < end; ++t) {
+    for (int h = 0; h < output.num_heads; ++h) std::fill_n(output.row(t, h), output.head_size, 0.f);
+  }
+}
+
+// The metadata's workspace when it holds this call's fixed part; otherwise (metadata from
+// another builder, or more requests than the builder was sized for) a fresh one for this call.
+std::shared_ptr<Buffer> workspace_for(const AttentionMetadata& metadata, std::size_t fixed_bytes,
+                                      std::size_t partial_bytes) {
+  const auto* flash = dynamic_cast<const CpuFlashMetadata*>(&metadata);
+  if (flash != nullptr && flash->workspace != nullptr && flash->workspace->size() >= fixed_bytes) {
+    return flash->workspace;
+  }
+  return Buffer::allocate(fixed_bytes + partial_bytes);
+}
+
+}  // namespace
+
+CpuFlashBackend::CpuFlashBackend(CpuFlashOptions options) : options_(options) {
+  num_threads_ = options_.num_threads > 0 ? options_.num_threads : omp_get_max_threads();
+  num_threads_ = std::max(1, num_threads_);
+}
+
+bool CpuFlashBackend::supports_spec_kind(KVSpecKind kind) const {
+  return kind != KVSpecKind::encoder_only;
+}
+
+std::vector<KernelBlockSize> CpuFlashBackend::get_supported_kernel_block_sizes(
+    const KVCacheSpec& spec) const {
+  (void)spec;
+  return {MultipleOf{1}};
+}
+
+std::vector<KVCacheLayout> CpuFlashBackend::supported_kv_cache_layouts() const {
+  return {KVCacheLayout::LBNHC, KVCacheLayout::LBHNC, KVCacheLayout::BLNHC,
+          KVCacheLayout::BLHNC, KVCacheLayout::LHBNC, KVCacheLayout::BHLNC};
+}
+
+std::unique_ptr<AttentionMetadataBuilder> CpuFlashBackend::create_builder(
+    const KVCacheSpec& kv_cache_spec, std::vector<std::string> layer_names,
+    const EngineConfig& config, Device device) const {
+  if (!supports_spec_kind(kv_cache_spec.kind)) {
+    fail("CPU_FLASH does not serve {} attention (layers {}); choose another backend for them",
+         spec_kind_name(kv_cache_spec.kind), fmt::join(layer_names, ", "));
+  }
+  if (kv_cache_spec.tokens_per_state != 1) {
+    fail(
+        "CPU_FLASH addresses one token per cache state, but spec {} packs {} tokens per state "
+        "(layers {}); choose a backend for compressed states",
+        kv_cache_spec.describe(), kv_cache_spec.tokens_per_state, fmt::join(layer_names, ", "));
+  }
+  if (!device.is_cpu()) {
+    fail("CPU_FLASH runs on the host, but layers {} were placed on {}; use device cpu",
+         fmt::join(layer_names, ", "), device.str());
+  }
+  return std::make_unique<CpuFlashMetadataBuilder>(kv_cache_spec, std::move(layer_names), config,
+                                                   device, options_, num_threads_);
+}
+
+void CpuFlashBackend::write_kv(const KVWriteArgs& args) const {
+  const CacheView cache = cpu_flash::make_cache_view(args.kv_cache, args.shape, "write_kv");
+  cpu_flash::check_write(args, cache);
+  cpu_flash::WriteTask task;
+  task.cache = cache;
+  task.key = args.key;
+  task.value = args.value;
+  task.writes_value = args.shape.type != AttentionType::mla;
+  task.slot_mapping = args.slot_mapping;
+  task.num_tokens = args.key.num_tokens;
+  task.num_kv_heads = args.shape.num_kv_heads;
+  task.num_threads = num_threads_;
+  cpu_flash::run_write_kv(task);
+}
+
+void CpuFlashBackend::forward(const AttentionForwardArgs& args) const {
+  const CacheView cache = cpu_flash::make_cache_view(args.kv_cache, args.shape, "forward");
+  cpu_flash::check_forward(args, cache);
+  const CommonAttentionMetadata& common = args.metadata.common;
+  const std::size_t fixed = cpu_flash::fixed_workspace_bytes(cache.key_size, cache.value_size,
+                                                             num_threads_, common.num_reqs);
+  const std::shared_ptr<Buffer> workspace =
+      workspace_for(args.metadata, fixed, options_.partial_bytes);
+  const cpu_flash::CarvedWorkspace carved =
+      cpu_flash::carve_workspace(workspace->data(), workspace->size(), cache.key_size,
+                                 cache.value_size, num_threads_, common.num_reqs);
+  const int num_tokens = cpu_flash::read_and_check_requests(args, cache, carved.requests);
+
+  const cpu_flash::PlanPolicy policy{
+      num_threads_, options_.min_split_keys, options_.max_splits,
+      std::min<std::int64_t>(carved.partial_floats,
+                             static_cast<std::int64_t>(options_.partial_bytes / sizeof(float)))};
+  const cpu_flash::PlanTotals totals =
+      cpu_flash::plan_batch(carved.requests, args.shape, policy, carved.plans);
+
+  cpu_flash::ForwardTask task;
+  task.cache = cache;
+  task.query = args.query;
+  task.output = args.output;
+  task.mask = mask_of(args.shape, common.causal);
+  const float scale = args.shape.scale != 0.f
+                          ? args.shape.scale
+                          : 1.f / std::sqrt(static_cast<float>(args.shape.head_size));
+  task.scale_log2 = scale * std::numbers::log2e_v<float>;
+  task.num_kv_heads = args.shape.num_kv_heads;
+  task.group_size = args.shape.num_heads / args.shape.num_kv_heads;
+  task.prefetch_keys = prefetch_keys(cache);
+  task.bf16_dot = options_.bf16_dot_products && cache.dtype == DType::bf16 &&
+                  cpu_flash::bf16_dot_products_available();
+  task.requests = carved.requests;
+  task.plans = carved.plans;
+  task.num_items = totals.num_items;
+  task.num_merges = totals.num_merges;
+  task.partials = carved.partials;
+  task.scratch = carved.scratch;
+  task.scratch_layout = cpu_flash::ScratchLayout::of(cache.key_size, cache.value_size);
+  task.num_threads = num_threads_;
+  cpu_flash::run_forward(task);
+  zero_padding_rows(args.output, num_tokens, common.num_actual_tokens);
+}
+
+AttentionBackendPtr make_cpu_flash_backend() {
+  return make_cpu_flash_backend(CpuFlashOptions{});
+}
+
+AttentionBackendPtr make_cpu_flash_backend(const CpuFlashOptions& options) {
+  return std::make_shared<const CpuFlashBackend>(options);
+}
+
+}  // namespace attnrt

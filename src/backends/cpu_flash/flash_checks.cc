@@ -1,0 +1,212 @@
+// Input checks of CPU_FLASH, the same as CPU_REFERENCE's: a call either runs on valid inputs or
+// throws before writing anything, naming the token, request or array at fault.
+
+#include "flash_checks.h"
+
+#include "attnrt/core/error.h"
+
+namespace attnrt::cpu_flash {
+namespace {
+
+bool is_cross(const AttentionShape& shape) {
+  return shape.type == AttentionType::cross;
+}
+
+void check_view(const Tensor& view, std::string_view kernel) {
+  if (!view.defined() || view.dim() != 4) {
+    fail(
+        "CPU_FLASH {}: the KV cache must be a layer's 4-D view [kernel blocks, head slots, "
+        "states, content], got {}; bind the layer's cache before running it",
+        kernel, view.defined() ? view.describe() : std::string("no tensor"));
+  }
+  if (!view.device().is_cpu()) {
+    fail("CPU_FLASH {}: the KV cache lives on {}, but this backend reads host memory", kernel,
+         view.device().str());
+  }
+  if (!is_floating(view.dtype())) {
+    fail(
+        "CPU_FLASH {}: KV cache dtype {} is not a floating type; use float32, float16, "
+        "bfloat16 or fp8_e4m3",
+        kernel, dtype_name(view.dtype()));
+  }
+  if (view.size(3) > 1 && view.stride(3) != 1) {
+    fail(
+        "CPU_FLASH {}: the KV cache's content axis has stride {}; the kernels need K and V "
+        "contiguous (every KVCacheLayout keeps content innermost)",
+        kernel, view.stride(3));
+  }
+}
+
+void check_activation(const ActivationView& view, std::string_view what, int num_heads,
+                      int head_size) {
+  if (view.num_heads != num_heads || view.head_size != head_size) {
+    fail("CPU_FLASH forward: {} rows have {} heads x {} entries, but the layer needs {} x {}", what,
+         view.num_heads, view.head_size, num_heads, head_size);
+  }
+}
+
+void check_shape(const AttentionForwardArgs& args, const CacheView& cache) {
+  const AttentionShape& shape = args.shape;
+  if (shape.num_kv_heads <= 0 || shape.num_heads % shape.num_kv_heads != 0) {
+    fail("CPU_FLASH forward: {} query heads do not divide into groups of {} KV heads",
+         shape.num_heads, shape.num_kv_heads);
+  }
+  const bool windowed =
+      shape.type == AttentionType::sliding_window || shape.type == AttentionType::chunked_local;
+  if (!args.metadata.common.causal && windowed) {
+    fail(
+        "CPU_FLASH forward: {} attention is causal by definition, but the metadata says "
+        "causal = false",
+        attention_type_name(shape.type));
+  }
+  if ((shape.type == AttentionType::sliding_window && shape.sliding_window <= 0) ||
+      (shape.type == AttentionType::chunked_local && shape.attention_chunk_size <= 0)) {
+    fail("CPU_FLASH forward: {} attention needs a positive window/chunk size, got {}/{}",
+         attention_type_name(shape.type), shape.sliding_window, shape.attention_chunk_size);
+  }
+  check_activation(args.query, "query", shape.num_heads, cache.key_size);
+  check_activation(args.output, "output", shape.num_heads, cache.value_size);
+}
+
+void check_arrays(const CommonAttentionMetadata& common, bool cross) {
+  const auto num_reqs = static_cast<std::size_t>(common.num_reqs);
+  if (common.num_reqs < 0 || common.query_start_loc.size() < num_reqs + 1 ||
+      common.seq_lens.size() < num_reqs || common.block_table.num_rows < common.num_reqs) {
+    fail(
+        "CPU_FLASH forward: num_reqs {} needs query_start_loc of {} entries, seq_lens and "
+        "block-table rows of {}; got {}, {} and {}",
+        common.num_reqs, num_reqs + 1, num_reqs, common.query_start_loc.size(),
+        common.seq_lens.size(), common.block_table.num_rows);
+  }
+  if (cross && !common.encoder_seq_lens.empty() && common.encoder_seq_lens.size() < num_reqs) {
+    fail("CPU_FLASH forward: encoder_seq_lens has {} entries for {} requests",
+         common.encoder_seq_lens.size(), num_reqs);
+  }
+  if (common.query_start_loc[0] != 0) {
+    fail("CPU_FLASH forward: query_start_loc must start at 0, got {}", common.query_start_loc[0]);
+  }
+}
+
+// Every block a request with query tokens may read must be a valid kernel block.
+void check_request(const AttentionShape& shape, const CommonAttentionMetadata& common,
+                   const CacheView& cache, int r, const Request& request) {
+  if (request.query_len < 0) {
+    fail("CPU_FLASH forward: query_start_loc decreases at request {} ({} then {})", r,
+         request.query_start, request.query_start + request.query_len);
+  }
+  if (request.query_len == 0) return;  // padded or idle: nothing is read
+  if (request.kv_len < 0 || (!is_cross(shape) && request.kv_len < request.query_len)) {
+    fail("CPU_FLASH forward: request {} has seq_len {} but {} query tokens", r, request.kv_len,
+         request.query_len);
+  }
+  const int num_blocks = (request.kv_len + cache.kernel_block_size - 1) / cache.kernel_block_size;
+  if (num_blocks > common.block_table.num_cols) {
+    fail(
+        "CPU_FLASH forward: request {} needs {} kernel blocks of {} tokens for {} keys, but "
+        "the block table has {} columns",
+        r, num_blocks, cache.kernel_block_size, request.kv_len, common.block_table.num_cols);
+  }
+  for (int b = 0; b < num_blocks; ++b) {
+    const std::int32_t block = request.block_row[b];
+    if (block < 0 || block >= cache.num_kernel_blocks) {
+      fail(
+          "CPU_FLASH forward: request {} block-table entry {} is kernel block {}, outside the "
+          "KV cache view ({} kernel blocks of {} tokens, {})",
+          r, b, block, cache.num_kernel_blocks, cache.kernel_block_size, dtype_name(cache.dtype));
+    }
+  }
+}
+
+}  // namespace
+
+CacheView make_cache_view(const Tensor& view, const AttentionShape& shape,
+                          std::string_view kernel) {
+  if (shape.type == AttentionType::encoder_only) {
+    fail(
+        "CPU_FLASH {}: encoder_only attention keeps no KV cache, and the kernel arguments carry "
+        "keys only through the cache; choose another backend for encoder-only layers",
+        kernel);
+  }
+  check_view(view, kernel);
+  CacheView cache;
+  const bool mla = shape.type == AttentionType::mla;
+  cache.key_size = shape.head_size;
+  cache.value_offset = mla ? 0 : shape.head_size;  // MLA: the latent's first entries
+  cache.value_size = shape.head_size_v;
+  const int stored = std::max(cache.key_size, cache.value_offset + cache.value_size);
+  if (view.size(1) < shape.num_kv_heads) {
+    fail("CPU_FLASH {}: the KV cache has {} head slots but the layer has {} KV heads", kernel,
+         view.size(1), shape.num_kv_heads);
+  }
+  if (view.size(3) < stored) {
+    fail(
+        "CPU_FLASH {}: the KV cache stores {} content entries per head and token, but the layer "
+        "needs {} (head_size {}, head_size_v {})",
+        kernel, view.size(3), stored, shape.head_size, shape.head_size_v);
+  }
+  cache.base = view.data();
+  cache.dtype = view.dtype();
+  cache.element_size = static_cast<int>(dtype_size(cache.dtype));
+  cache.num_kernel_blocks = view.size(0);
+  cache.kernel_block_size = static_cast<int>(view.size(2));
+  cache.block_stride = view.stride(0) * cache.element_size;
+  cache.head_stride = view.stride(1) * cache.element_size;
+  cache.state_stride = view.stride(2) * cache.element_size;
+  return cache;
+}
+
+void check_forward(const AttentionForwardArgs& args, const CacheView& cache) {
+  check_shape(args, cache);
+  check_arrays(args.metadata.common, is_cross(args.shape));
+}
+
+int read_and_check_requests(const AttentionForwardArgs& args, const CacheView& cache,
+                            std::span<Request> requests) {
+  const CommonAttentionMetadata& common = args.metadata.common;
+  read_requests(common, args.shape, requests);
+  for (int r = 0; r < common.num_reqs; ++r) {
+    check_request(args.shape, common, cache, r, requests[r]);
+  }
+  const int num_tokens = common.query_start_loc[common.num_reqs];
+  if (num_tokens > args.query.num_tokens || num_tokens > args.output.num_tokens) {
+    fail("CPU_FLASH forward: the batch has {} query tokens but {} query and {} output rows",
+         num_tokens, args.query.num_tokens, args.output.num_tokens);
+  }
+  return num_tokens;
+}
+
+void check_write(const KVWriteArgs& args, const CacheView& cache) {
+  const int num_tokens = args.key.num_tokens;
+  const auto check_rows = [&](const ActivationView& view, std::string_view what, int size) {
+    if (view.data == nullptr && num_tokens > 0) {
+      fail("CPU_FLASH write_kv: {} has no data for {} tokens", what, num_tokens);
+    }
+    if (view.num_tokens < num_tokens || view.num_heads != args.shape.num_kv_heads ||
+        view.head_size != size) {
+      fail(
+          "CPU_FLASH write_kv: {} has {} tokens x {} heads x {} entries, but the layer writes {} "
+          "tokens x {} KV heads x {} entries",
+          what, view.num_tokens, view.num_heads, view.head_size, num_tokens,
+          args.shape.num_kv_heads, size);
+    }
+  };
+  check_rows(args.key, "key", cache.key_size);
+  if (args.shape.type != AttentionType::mla) check_rows(args.value, "value", cache.value_size);
+  if (args.slot_mapping.size() < static_cast<std::size_t>(num_tokens)) {
+    fail("CPU_FLASH write_kv: the slot mapping has {} entries for {} tokens",
+         args.slot_mapping.size(), num_tokens);
+  }
+  for (int t = 0; t < num_tokens; ++t) {
+    const std::int64_t slot = args.slot_mapping[t];
+    if (slot == PAD_SLOT_ID) continue;
+    if (slot < 0 || slot >= cache.num_slots()) {
+      fail(
+          "CPU_FLASH write_kv: token {} has slot {}, outside the {} slots of the KV cache view "
+          "({} kernel blocks of {} tokens); slot mappings hold kernel slots (block * kernel "
+          "block size + offset) or PAD_SLOT_ID (-1)",
+          t, slot, cache.num_slots(), cache.num_kernel_blocks, cache.kernel_block_size);
+    }
+  }
+}
+
+}  // namespace attnrt::cpu_flash

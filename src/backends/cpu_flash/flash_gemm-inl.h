@@ -1,0 +1,233 @@
+// The GEMM path of CPU_FLASH, per Highway target: an item's query rows (tokens × heads of one GQA
+// group) lie along SIMD lanes, so the softmax is vertical and each packed K/V tile (converted to
+// f32 once) serves every row: Sᵀ = K·Qᵀ and Oᵀ = α·Oᵀ + Vᵀ·Pᵀ are both broadcast-FMA tiles.
+
+#if defined(ATTNRT_CPU_FLASH_GEMM_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNRT_CPU_FLASH_GEMM_INL_H_
+#undef ATTNRT_CPU_FLASH_GEMM_INL_H_
+#else
+#define ATTNRT_CPU_FLASH_GEMM_INL_H_
+#endif
+
+#include <algorithm>
+#include <limits>
+
+#include "flash_rows.h"
+#include "flash_simd-inl.h"
+#include "flash_types.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace attnrt::cpu_flash::HWY_NAMESPACE {
+
+// Register blocking: kTileA broadcast operands × kTileV row vectors of accumulators.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_NEON
+inline constexpr int kTileA = 4;
+#else
+inline constexpr int kTileA = 2;
+#endif
+inline constexpr int kTileV = 4;
+
+// C[i][v] = (scale[v] · C[i][v] or 0) + Σ_k A(i, k) · B[k][v] for i < NA, v < NV vectors:
+// A is read as scalars at i·sa + k·sk and broadcast; B and C are aligned rows of vectors.
+template <int NA, int NV, bool kScale>
+HWY_INLINE void MicroTile(const float* HWY_RESTRICT a, std::int64_t sa, std::int64_t sk,
+                          const float* HWY_RESTRICT b, std::int64_t sb, int depth,
+                          float* HWY_RESTRICT c, std::int64_t sc, const float* HWY_RESTRICT scale) {
+  const DF df;
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
+  VF acc[NA][NV];
+  HWY_UNROLL(4)
+  for (int v = 0; v < NV; ++v) {
+    const VF s = kScale ? hn::Load(df, scale + v * lanes) : hn::Zero(df);
+    HWY_UNROLL(4)
+    for (int i = 0; i < NA; ++i) {
+      acc[i][v] = kScale ? hn::Mul(hn::Load(df, c + i * sc + v * lanes), s) : hn::Zero(df);
+    }
+  }
+  for (int k = 0; k < depth; ++k) {
+    VF row[NV];
+    HWY_UNROLL(4)
+    for (int v = 0; v < NV; ++v) row[v] = hn::Load(df, b + k * sb + v * lanes);
+    HWY_UNROLL(4)
+    for (int i = 0; i < NA; ++i) {
+      const VF x = hn::Set(df, a[i * sa + k * sk]);
+      HWY_UNROLL(4)
+      for (int v = 0; v < NV; ++v) acc[i][v] = hn::MulAdd(x, row[v], acc[i][v]);
+    }
+  }
+  HWY_UNROLL(4)
+  for (int i = 0; i < NA; ++i) {
+    HWY_UNROLL(4)
+    for (int v = 0; v < NV; ++v) hn::Store(acc[i][v], df, c + i * sc + v * lanes);
+  }
+}
+
+template <int NA, bool kScale>
+HWY_INLINE void RowBlock(const float* a, std::int64_t sa, std::int64_t sk, const float* b,
+                         std::int64_t sb, int num_vectors, int depth, float* c, std::int64_t sc,
+                         const float* scale) {
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(DF()));
+  int v = 0;
+  for (; v + kTileV <= num_vectors; v += kTileV) {
+    MicroTile<NA, kTileV, kScale>(a, sa, sk, b + v * lanes, sb, depth, c + v * lanes, sc,
+                                  scale + v * lanes);
+  }
+  const float* bv = b + v * lanes;
+  float* cv = c + v * lanes;
+  const float* sv = scale + v * lanes;
+  switch (num_vectors - v) {
+    case 3:
+      MicroTile<NA, 3, kScale>(a, sa, sk, bv, sb, depth, cv, sc, sv);
+      break;
+    case 2:
+      MicroTile<NA, 2, kScale>(a, sa, sk, bv, sb, depth, cv, sc, sv);
+      break;
+    case 1:
+      MicroTile<NA, 1, kScale>(a, sa, sk, bv, sb, depth, cv, sc, sv);
+      break;
+    default:
+      break;
+  }
+}
+
+// C[rows_a][num_vectors] over all rows of A (see MicroTile).
+template <bool kScale>
+HWY_NOINLINE void TileGemm(const float* a, std::int64_t sa, std::int64_t sk, int rows_a,
+                           const float* b, std::int64_t sb, int num_vectors, int depth, float* c,
+                           std::int64_t sc, const float* scale) {
+  int i = 0;
+  for (; i + kTileA <= rows_a; i += kTileA) {
+    RowBlock<kTileA, kScale>(a + i * sa, sa, sk, b, sb, num_vectors, depth, c + i * sc, sc, scale);
+  }
+  for (; i < rows_a; ++i) {
+    RowBlock<1, kScale>(a + i * sa, sa, sk, b, sb, num_vectors, depth, c + i * sc, sc, scale);
+  }
+}
+
+// Packs keys [first, first + count) of one KV head as f32 rows (K: key_size wide, V: value_size
+// wide unless V aliases K, as MLA's latent does), prefetching the rows `prefetch_keys` ahead.
+template <typename T>
+HWY_INLINE void PackKeyTile(const ForwardTask& task, const Request& request, int kv_head, int first,
+                            int count, int prefetch_end, float* k_tile, float* v_tile) {
+  const CacheView& cache = task.cache;
+  const bool pack_values = v_tile != nullptr;
+  for (int n = 0; n < count; ++n) {
+    const int ahead = first + n + task.prefetch_keys;
+    if (ahead < prefetch_end) {
+      PrefetchBytes(cache.token(request.block_row, ahead, kv_head), cache.stored_bytes());
+    }
+    const T* token = reinterpret_cast<const T*>(cache.token(request.block_row, first + n, kv_head));
+    ConvertRow(token + cache.key_offset, cache.key_size, k_tile + n * cache.key_size);
+    if (pack_values) {
+      ConvertRow(token + cache.value_offset, cache.value_size, v_tile + n * cache.value_size);
+    }
+  }
+}
+
+// Online softmax of one score tile Sᵀ[count][rows] (already in log2 units): masks, updates the
+// running max and sum per row, leaves P = exp2(S - max) in place and the rescale α per row.
+HWY_INLINE void SoftmaxTile(const RowSet& rows, int first, int count, bool fully_visible,
+                            float* HWY_RESTRICT scores, std::int64_t stride) {
+  const DF df;
+  const int lanes = static_cast<int>(hn::Lanes(df));
+  const VF neg_inf = hn::Set(df, -std::numeric_limits<float>::infinity());
+  for (int v = 0; v < rows.padded / lanes; ++v) {
+    const int offset = v * lanes;
+    const VF begin = hn::Load(df, rows.begin + offset);
+    const VF end = hn::Load(df, rows.end + offset);
+    VF tile_max = neg_inf;
+    for (int n = 0; n < count; ++n) {
+      float* s = scores + n * stride + offset;
+      VF x = hn::Load(df, s);
+      if (!fully_visible) {
+        const VF position = hn::Set(df, static_cast<float>(first + n));
+        x = hn::IfThenElse(hn::And(hn::Ge(position, begin), hn::Lt(position, end)), x, neg_inf);
+        hn::Store(x, df, s);
+      }
+      tile_max = hn::Max(tile_max, x);
+    }
+    const VF old_max = hn::Load(df, rows.max + offset);
+    const VF new_max = hn::Max(old_max, tile_max);
+    const VF base = hn::IfThenZeroElse(hn::Eq(new_max, neg_inf), new_max);
+    const VF alpha = Exp2(df, hn::Sub(old_max, base));
+    VF sum = hn::Zero(df);
+    for (int n = 0; n < count; ++n) {
+      float* s = scores + n * stride + offset;
+      const VF p = Exp2(df, hn::Sub(hn::Load(df, s), base));
+      hn::Store(p, df, s);
+      sum = hn::Add(sum, p);
+    }
+    hn::Store(new_max, df, rows.max + offset);
+    hn::Store(hn::MulAdd(hn::Load(df, rows.sum + offset), alpha, sum), df, rows.sum + offset);
+    hn::Store(alpha, df, rows.alpha + offset);
+  }
+}
+
+// Qᵀ[key_size][padded rows], scaled into log2 units; padded rows are zero.
+HWY_INLINE void PackQueryTransposed(const ForwardTask& task, const Item& item, const RowSet& rows,
+                                    float* HWY_RESTRICT qt) {
+  const int key_size = task.cache.key_size;
+  for (int m = 0; m < rows.padded; ++m) {
+    if (m >= rows.count) {
+      for (int i = 0; i < key_size; ++i) qt[i * rows.padded + m] = 0.f;
+      continue;
+    }
+    const float* q = query_row(task, item, m);
+    for (int i = 0; i < key_size; ++i) qt[i * rows.padded + m] = q[i] * task.scale_log2;
+  }
+}
+
+// Writes Oᵀ/sum into the output rows, or (O, max, sum) into the item's split partial.
+HWY_INLINE void FinishGemmItem(const ForwardTask& task, const Item& item, const RowSet& rows,
+                               const float* HWY_RESTRICT ot) {
+  const int value_size = task.cache.value_size;
+  for (int m = 0; m < rows.count; ++m) {
+    if (item.partial != nullptr) {
+      float* o = item.partial + m * value_size;
+      for (int j = 0; j < value_size; ++j) o[j] = ot[j * rows.padded + m];
+      item.partial[rows.count * value_size + m] = rows.max[m];
+      item.partial[rows.count * (value_size + 1) + m] = rows.sum[m];
+    } else {
+      float* out = output_row(task, item, m);
+      const float inverse = rows.sum[m] > 0.f ? 1.f / rows.sum[m] : 0.f;
+      for (int j = 0; j < value_size; ++j) out[j] = ot[j * rows.padded + m] * inverse;
+    }
+  }
+}
+
+template <typename T>
+HWY_NOINLINE void GemmItem(const ForwardTask& task, const Item& item, float* scratch) {
+  const DF df;
+  const ScratchLayout& layout = task.scratch_layout;
+  const CacheView& cache = task.cache;
+  const Request& request = task.requests[item.request];
+  const RowSet rows = prepare_rows(task, item, static_cast<int>(hn::Lanes(df)), scratch);
+  float* qt = scratch + layout.q;
+  float* ot = scratch + layout.o;
+  float* scores = scratch + layout.s;
+  PackQueryTransposed(task, item, rows, qt);
+  std::fill(ot, ot + static_cast<std::int64_t>(cache.value_size) * rows.padded, 0.f);
+
+  // MLA: the value is the first value_size entries of the packed latent.
+  const bool values_alias_keys = cache.value_offset == cache.key_offset;
+  const float* v_tile = values_alias_keys ? scratch + layout.k : scratch + layout.v;
+  const std::int64_t v_stride = values_alias_keys ? cache.key_size : cache.value_size;
+  const int num_vectors = rows.padded / static_cast<int>(hn::Lanes(df));
+  for (int first = rows.keys.begin; first < rows.keys.end; first += kKeyTile) {
+    const int count = std::min(kKeyTile, rows.keys.end - first);
+    PackKeyTile<T>(task, request, item.kv_head, first, count, rows.keys.end, scratch + layout.k,
+                   values_alias_keys ? nullptr : scratch + layout.v);
+    TileGemm<false>(scratch + layout.k, cache.key_size, 1, count, qt, rows.padded, num_vectors,
+                    cache.key_size, scores, rows.padded, nullptr);
+    const bool fully_visible = first >= rows.max_begin && first + count <= rows.min_end;
+    SoftmaxTile(rows, first, count, fully_visible, scores, rows.padded);
+    TileGemm<true>(v_tile, 1, v_stride, cache.value_size, scores, rows.padded, num_vectors, count,
+                   ot, rows.padded, rows.alpha);
+  }
+  FinishGemmItem(task, item, rows, ot);
+}
+
+}  // namespace attnrt::cpu_flash::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // ATTNRT_CPU_FLASH_GEMM_INL_H_

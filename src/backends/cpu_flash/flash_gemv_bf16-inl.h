@@ -1,0 +1,344 @@
+// The GEMV path for bf16 caches on CPUs with AVX512-BF16 (vdpbf16ps: 32 bf16 products summed
+// into 16 f32 lanes per instruction, twice the MACs of an f32 FMA). K and V are used as stored;
+// the query rows and the softmax weights are rounded to bf16 (the sums stay f32), as GPU flash
+// kernels do with bf16 inputs. Needs key and value sizes that are multiples of 32.
+
+#if defined(ATTNRT_CPU_FLASH_GEMV_BF16_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNRT_CPU_FLASH_GEMV_BF16_INL_H_
+#undef ATTNRT_CPU_FLASH_GEMV_BF16_INL_H_
+#else
+#define ATTNRT_CPU_FLASH_GEMV_BF16_INL_H_
+#endif
+
+#include "flash_gemv-inl.h"
+
+#if HWY_TARGET == HWY_AVX3
+#include <immintrin.h>
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace attnrt::cpu_flash::HWY_NAMESPACE {
+
+#if HWY_TARGET == HWY_AVX3
+#define ATTNRT_BF16_DOT __attribute__((target("avx512bf16")))
+inline constexpr bool kHasBf16Dot = true;
+
+// Query rows × scale, rounded to bf16 (ties to even).
+ATTNRT_BF16_DOT HWY_INLINE void PackQueriesBf16(const ForwardTask& task, const Item& item, int rows,
+                                                std::uint16_t* HWY_RESTRICT out) {
+  const int key_size = task.cache.key_size;
+  const __m512 scale = _mm512_set1_ps(task.scale_log2);
+  for (int m = 0; m < rows; ++m) {
+    const float* q = query_row(task, item, m);
+    for (int i = 0; i < key_size; i += 32) {
+      const __m512 lo = _mm512_mul_ps(_mm512_loadu_ps(q + i), scale);
+      const __m512 hi = _mm512_mul_ps(_mm512_loadu_ps(q + i + 16), scale);
+      _mm512_storeu_si512(out + m * key_size + i, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+    }
+  }
+}
+
+template <int R, int KB>
+ATTNRT_BF16_DOT HWY_INLINE void ScoreKeysBf16(const std::uint16_t* HWY_RESTRICT queries,
+                                              int key_size, const std::byte* const* tokens,
+                                              int key_offset, int n, float* HWY_RESTRICT scores) {
+  constexpr int kGroups = (R * KB + kLanes - 1) / kLanes;
+  const DF df;
+  const std::uint16_t* keys[KB];
+  for (int b = 0; b < KB; ++b) {
+    keys[b] = reinterpret_cast<const std::uint16_t*>(tokens[n + b]) + key_offset;
+  }
+  __m512 acc[kGroups * kLanes];
+  HWY_UNROLL(16)
+  for (int i = 0; i < kGroups * kLanes; ++i) acc[i] = _mm512_setzero_ps();
+  for (int i = 0; i < key_size; i += 32) {
+    __m512i q[R];
+    HWY_UNROLL(8)
+    for (int m = 0; m < R; ++m) q[m] = _mm512_loadu_si512(queries + m * key_size + i);
+    HWY_UNROLL(16)
+    for (int b = 0; b < KB; ++b) {
+      const __m512i k = _mm512_loadu_si512(keys[b] + i);
+      HWY_UNROLL(8)
+      for (int m = 0; m < R; ++m) {
+        acc[b * R + m] = _mm512_dpbf16_ps(acc[b * R + m], (__m512bh)q[m], (__m512bh)k);
+      }
+    }
+  }
+  alignas(64) float sums[kGroups * kLanes];
+  HWY_UNROLL(8)
+  for (int g = 0; g < kGroups; ++g) {
+    VF group[kLanes];
+    HWY_UNROLL(16)
+    for (int i = 0; i < kLanes; ++i) group[i].raw = acc[g * kLanes + i];
+    hn::Store(TransposeSum(df, group), df, sums + g * kLanes);
+  }
+  for (int b = 0; b < KB; ++b) {
+    for (int m = 0; m < R; ++m) scores[m * kScoreStride + n + b] = sums[b * R + m];
+  }
+}
+
+// Scores for groups of 4 rows without broadcasting keys: a key's 32-entry chunk is used as
+// loaded, against 4 "rotations" of the rows, where lane block j (8 entries) of rotation s holds
+// row (j + s) % 4. Accumulator s then sums row (j + s) % 4 in block j; rotating it back by s
+// blocks and adding the four gives block r = row r, and two in-lane folds finish 4 keys × 4 rows.
+// `rotated` holds, per group, [key_size / 32][4 rotations][32] bf16.
+ATTNRT_BF16_DOT HWY_INLINE void ScoreFourKeysFourRows(const std::uint16_t* HWY_RESTRICT rotated,
+                                                      int key_size,
+                                                      const std::uint16_t* const (&keys)[4],
+                                                      float* HWY_RESTRICT scores) {
+  __m512 acc[4][4];
+  HWY_UNROLL(16)
+  for (int i = 0; i < 16; ++i) acc[i / 4][i % 4] = _mm512_setzero_ps();
+  for (int c = 0; c < key_size / 32; ++c) {
+    __m512i k[4];
+    HWY_UNROLL(4)
+    for (int b = 0; b < 4; ++b) k[b] = _mm512_loadu_si512(keys[b] + c * 32);
+    HWY_UNROLL(4)
+    for (int s = 0; s < 4; ++s) {
+      const __m512bh q = (__m512bh)_mm512_loadu_si512(rotated + (c * 4 + s) * 32);
+      HWY_UNROLL(4)
+      for (int b = 0; b < 4; ++b) acc[b][s] = _mm512_dpbf16_ps(acc[b][s], q, (__m512bh)k[b]);
+    }
+  }
+  StoreFourByFour(RowsInBlocks(acc[0]), RowsInBlocks(acc[1]), RowsInBlocks(acc[2]),
+                  RowsInBlocks(acc[3]), scores);
+}
+
+// Row-major bf16 rows [R][key_size] → per group of 4 rows (zero rows pad the last) the four
+// rotations of every 32-entry chunk.
+template <int R>
+HWY_INLINE void RotateRowsByFour(const std::uint16_t* rows, int key_size,
+                                 std::uint16_t* HWY_RESTRICT out) {
+  constexpr int kGroups = (R + 3) / 4;
+  for (int g = 0; g < kGroups; ++g) {
+    std::uint16_t* group = out + g * 4 * key_size;
+    for (int c = 0; c < key_size / 32; ++c) {
+      for (int s = 0; s < 4; ++s) {
+        for (int j = 0; j < 4; ++j) {
+          const int m = 4 * g + (j + s) % 4;
+          for (int e = 0; e < 8; ++e) {
+            const int entry = c * 32 + j * 8 + e;
+            group[(c * 4 + s) * 32 + j * 8 + e] = m < R ? rows[m * key_size + entry] : 0;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Scores of a chunk's `count` keys for R >= 3 rows (groups of 4), 4 keys at a time; the last
+// block repeats the last key (its extra scores land past `count`, where the softmax masks).
+template <int R>
+ATTNRT_BF16_DOT HWY_INLINE void ChunkScoresByFour(const std::uint16_t* rotated, int key_size,
+                                                  const std::byte* const* tokens, int key_offset,
+                                                  int count, float* scores) {
+  static_assert(kGemvChunk % 4 == 0 && kScoreStride >= kGemvChunk);
+  constexpr int kGroups = (R + 3) / 4;
+  for (int n = 0; n < count; n += 4) {
+    const std::uint16_t* keys[4];
+    for (int b = 0; b < 4; ++b) {
+      keys[b] =
+          reinterpret_cast<const std::uint16_t*>(tokens[std::min(n + b, count - 1)]) + key_offset;
+    }
+    for (int g = 0; g < kGroups; ++g) {
+      ScoreFourKeysFourRows(rotated + g * 4 * key_size, key_size, keys,
+                            scores + 4 * g * kScoreStride + n);
+    }
+  }
+}
+
+// Softmax weights of the chunk as bf16 pairs (key 2t low, key 2t+1 high), kPairs per row; keys
+// past the chunk's count have weight 0.
+inline constexpr int kPairs = kScoreStride / 2;
+ATTNRT_BF16_DOT HWY_INLINE void PackWeightsBf16(const float* probabilities, int rows, int count,
+                                                std::uint32_t* HWY_RESTRICT pairs) {
+  for (int m = 0; m < rows; ++m) {
+    for (int n = 0; n < count; n += 16) {
+      const __m256bh p = _mm512_cvtneps_pbh(_mm512_loadu_ps(probabilities + m * kScoreStride + n));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(pairs + m * kPairs + n / 2), (__m256i)p);
+    }
+  }
+}
+
+// out[m][j0, j0 + 32·JC) in pair-interleaved order (see UnpermuteRows) += Σ_t p_pair · v_pair.
+template <int R, int JC>
+ATTNRT_BF16_DOT HWY_INLINE void ValuePassBf16(const std::uint32_t* HWY_RESTRICT pairs,
+                                              const float* alpha, int count,
+                                              const std::byte* const* tokens, int value_offset,
+                                              int value_size, int j0, float* HWY_RESTRICT out,
+                                              RowPrefetch& prefetch) {
+  __m512 acc[R][2 * JC];
+  HWY_UNROLL(8)
+  for (int m = 0; m < R; ++m) {
+    const __m512 a = _mm512_set1_ps(alpha[m]);
+    HWY_UNROLL(8)
+    for (int v = 0; v < 2 * JC; ++v) {
+      acc[m][v] = _mm512_mul_ps(_mm512_loadu_ps(out + m * value_size + j0 + 16 * v), a);
+    }
+  }
+  for (int t = 0; 2 * t < count; ++t) {
+    prefetch.Step();
+    const auto* first = reinterpret_cast<const std::uint16_t*>(tokens[2 * t]) + value_offset;
+    const auto* second =
+        reinterpret_cast<const std::uint16_t*>(tokens[std::min(2 * t + 1, count - 1)]) +
+        value_offset;
+    HWY_UNROLL(4)
+    for (int c = 0; c < JC; ++c) {
+      const __m512i a = _mm512_loadu_si512(first + j0 + 32 * c);
+      const __m512i b = _mm512_loadu_si512(second + j0 + 32 * c);
+      const __m512bh lo = (__m512bh)_mm512_unpacklo_epi16(a, b);
+      const __m512bh hi = (__m512bh)_mm512_unpackhi_epi16(a, b);
+      HWY_UNROLL(8)
+      for (int m = 0; m < R; ++m) {
+        const __m512bh p = (__m512bh)_mm512_set1_epi32(static_cast<int>(pairs[m * kPairs + t]));
+        acc[m][2 * c] = _mm512_dpbf16_ps(acc[m][2 * c], p, lo);
+        acc[m][2 * c + 1] = _mm512_dpbf16_ps(acc[m][2 * c + 1], p, hi);
+      }
+    }
+  }
+  HWY_UNROLL(8)
+  for (int m = 0; m < R; ++m) {
+    HWY_UNROLL(8)
+    for (int v = 0; v < 2 * JC; ++v)
+      _mm512_storeu_ps(out + m * value_size + j0 + 16 * v, acc[m][v]);
+  }
+}
+
+// Within each 32-entry chunk, unpacklo/hi leave entry 8k + 4h + r at slot 16h + 4k + r; two
+// two-source permutes put every chunk back in order.
+HWY_INLINE void UnpermuteRows(float* rows, int count, int value_size) {
+  alignas(64) std::int32_t index[32];
+  for (int j = 0; j < 32; ++j) index[j] = 16 * ((j / 4) % 2) + 4 * (j / 8) + j % 4;
+  const __m512i low = _mm512_load_si512(index);
+  const __m512i high = _mm512_load_si512(index + 16);
+  for (int m = 0; m < count; ++m) {
+    for (int j0 = 0; j0 < value_size; j0 += 32) {
+      float* row = rows + m * value_size + j0;
+      const __m512 a = _mm512_loadu_ps(row);
+      const __m512 b = _mm512_loadu_ps(row + 16);
+      _mm512_storeu_ps(row, _mm512_permutex2var_ps(a, low, b));
+      _mm512_storeu_ps(row + 16, _mm512_permutex2var_ps(a, high, b));
+    }
+  }
+}
+
+template <int R>
+ATTNRT_BF16_DOT HWY_NOINLINE void GemvItemBf16(const ForwardTask& task, const Item& item,
+                                               float* scratch) {
+  const CacheView& cache = task.cache;
+  const ScratchLayout& layout = task.scratch_layout;
+  const RowSet rows = prepare_rows(task, item, 1, scratch);
+  auto* queries = reinterpret_cast<std::uint16_t*>(scratch + layout.q);
+  float* o = scratch + layout.o;
+  float* scores = scratch + layout.s;
+  auto* next_rows = reinterpret_cast<const std::byte**>(scratch + layout.pointers);
+  auto* pairs = reinterpret_cast<std::uint32_t*>(scratch + layout.k);
+  PackQueriesBf16(task, item, rows.count, queries);
+  // R >= 3: each head's rows again, interleaved by four (after the row-major copies).
+  std::uint16_t* interleaved = queries + rows.count * cache.key_size;
+  constexpr int kInterleavedRows = 4 * ((R + 3) / 4);
+  if constexpr (R >= 3) {
+    for (int h = 0; h < item.num_kv_heads; ++h) {
+      RotateRowsByFour<R>(queries + h * R * cache.key_size, cache.key_size,
+                          interleaved + h * kInterleavedRows * cache.key_size);
+    }
+  }
+  std::fill(o, o + rows.count * cache.value_size, 0.f);
+  constexpr int kKeysPerBlock = std::max(1, kLanes / R);
+  constexpr int kChunks = std::clamp(8 / R, 1, 4);  // 32-wide value chunks per pass
+  const auto values = [&](int h, int first, int count, const std::byte* const* tokens,
+                          float* buffer, RowPrefetch& prefetch) {
+    const RowSet head = slice_rows(rows, h * R, R);
+    float* head_scores = buffer + h * kScoreRows<R> * kScoreStride;
+    float* head_o = o + h * R * cache.value_size;
+    ChunkSoftmax<R>(head, first, count, first >= rows.max_begin && first + count <= rows.min_end,
+                    head_scores);
+    PackWeightsBf16(head_scores, R, count, pairs);
+    prefetch.Plan(std::max(1, cache.value_size / (32 * kChunks)) * ((count + 1) / 2));
+    int j = 0;
+    for (; j + 32 * kChunks <= cache.value_size; j += 32 * kChunks) {
+      ValuePassBf16<R, kChunks>(pairs, head.alpha, count, tokens, cache.value_offset,
+                                cache.value_size, j, head_o, prefetch);
+    }
+    for (; j < cache.value_size; j += 32) {
+      ValuePassBf16<R, 1>(pairs, head.alpha, count, tokens, cache.value_offset, cache.value_size, j,
+                          head_o, prefetch);
+    }
+  };
+  if constexpr (R >= 3) {
+    ForEachChunk<4>(
+        task, item, rows, scores, next_rows,
+        [&](int h, int n, int count, const std::byte* const* tokens, float* buffer) {
+          ChunkScoresByFour<R>(interleaved + h * kInterleavedRows * cache.key_size, cache.key_size,
+                               tokens, cache.key_offset, count,
+                               buffer + h * kScoreRows<R> * kScoreStride + n);
+        },
+        values);
+  } else {
+    ForEachChunk<kKeysPerBlock>(
+        task, item, rows, scores, next_rows,
+        [&](int h, int n, int count, const std::byte* const* tokens, float* buffer) {
+          const std::uint16_t* head_queries = queries + h * R * cache.key_size;
+          float* head_scores = buffer + h * kScoreRows<R> * kScoreStride + n;
+          int k = 0;
+          for (; k + kKeysPerBlock <= count; k += kKeysPerBlock) {
+            ScoreKeysBf16<R, kKeysPerBlock>(head_queries, cache.key_size, tokens, cache.key_offset,
+                                            k, head_scores);
+          }
+          for (; k < count; ++k) {
+            ScoreKeysBf16<R, 1>(head_queries, cache.key_size, tokens, cache.key_offset, k,
+                                head_scores);
+          }
+        },
+        values);
+  }
+  UnpermuteRows(o, rows.count, cache.value_size);
+  FinishGemvItem(task, item, rows, o);
+}
+
+// The bf16 dot-product path serves this item (bf16 cache, widths multiples of 32).
+HWY_INLINE bool UsesBf16Dot(const ForwardTask& task) {
+  return task.bf16_dot && task.cache.key_size % 32 == 0 && task.cache.value_size % 32 == 0;
+}
+
+template <int R>
+HWY_INLINE void GemvRowsBf16(const ForwardTask& task, const Item& item, float* scratch) {
+  GemvItemBf16<R>(task, item, scratch);
+}
+#undef ATTNRT_BF16_DOT
+#else
+inline constexpr bool kHasBf16Dot = false;
+HWY_INLINE bool UsesBf16Dot(const ForwardTask&) {
+  return false;
+}
+template <int R>
+HWY_INLINE void GemvRowsBf16(const ForwardTask&, const Item&, float*) {}
+#endif  // HWY_TARGET == HWY_AVX3
+
+// The GEMV path of a bf16 cache: dot products where the CPU has them, f32 FMAs otherwise.
+HWY_INLINE void GemvItemBf16Cache(const ForwardTask& task, const Item& item, float* scratch) {
+  if (!UsesBf16Dot(task)) return GemvItem<hwy::bfloat16_t>(task, item, scratch);
+  switch (item.rows_per_kv_head()) {
+    case 1:
+      return GemvRowsBf16<1>(task, item, scratch);
+    case 2:
+      return GemvRowsBf16<2>(task, item, scratch);
+    case 3:
+      return GemvRowsBf16<3>(task, item, scratch);
+    case 4:
+      return GemvRowsBf16<4>(task, item, scratch);
+    case 5:
+      return GemvRowsBf16<5>(task, item, scratch);
+    case 6:
+      return GemvRowsBf16<6>(task, item, scratch);
+    case 7:
+      return GemvRowsBf16<7>(task, item, scratch);
+    default:
+      return GemvRowsBf16<8>(task, item, scratch);
+  }
+}
+
+}  // namespace attnrt::cpu_flash::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // ATTNRT_CPU_FLASH_GEMV_BF16_INL_H_

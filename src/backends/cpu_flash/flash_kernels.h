@@ -1,0 +1,34 @@
+#pragma once
+// Entry points of the CPU_FLASH SIMD kernels (each dispatches to the best target the CPU has).
+
+#include <cstdint>
+#include <span>
+
+#include "attnrt/attention/attention_backend.h"
+#include "flash_types.h"
+
+namespace attnrt::cpu_flash {
+
+// Runs every item of `task`, then merges its key splits.
+void run_forward(const ForwardTask& task);
+// True when the dispatched target has the AVX512-BF16 path and the CPU runs it.
+bool bf16_dot_products_available();
+
+// One write_kv call: rows of K and V (MLA: the latent only) to their slots, converted to the
+// cache dtype with round-to-nearest-even; PAD_SLOT_ID rows are skipped. Slots are pre-checked.
+struct WriteTask {
+  CacheView cache;
+  ActivationView key;
+  ActivationView value;
+  bool writes_value = true;
+  std::span<const std::int64_t> slot_mapping;
+  int num_tokens = 0;
+  int num_kv_heads = 0;
+  int num_threads = 1;
+};
+void run_write_kv(const WriteTask& task);
+
+// The Highway target the kernels dispatch to on this CPU ("AVX3", "AVX2", "NEON", ...).
+const char* dispatched_target_name();
+
+}  // namespace attnrt::cpu_flash

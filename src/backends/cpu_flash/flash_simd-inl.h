@@ -1,0 +1,159 @@
+// SIMD building blocks of the CPU_FLASH kernels, per Highway target: widening loads from every
+// cache dtype to f32, exp2 for the softmax, cache-line prefetches. Included once per target by
+// the Highway translation units (the guard toggles with HWY_TARGET_TOGGLE).
+
+#if defined(ATTNRT_CPU_FLASH_SIMD_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNRT_CPU_FLASH_SIMD_INL_H_
+#undef ATTNRT_CPU_FLASH_SIMD_INL_H_
+#else
+#define ATTNRT_CPU_FLASH_SIMD_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "attnrt/core/dtype.h"
+#include "hwy/cache_control.h"
+#include "hwy/highway.h"
+
+#ifndef ATTNRT_CPU_FLASH_FP8_DEFINED
+#define ATTNRT_CPU_FLASH_FP8_DEFINED
+namespace attnrt::cpu_flash {
+// One fp8-e4m3 ("fn") element as stored in the cache.
+struct Fp8E4M3 {
+  std::uint8_t bits;
+};
+}  // namespace attnrt::cpu_flash
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace attnrt::cpu_flash::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+
+// ---- Widening loads: Lanes(d) cache elements to f32 (exact for every cache dtype).
+
+template <class D>
+HWY_INLINE hn::Vec<D> LoadF32(D d, const float* p) {
+  return hn::LoadU(d, p);
+}
+
+template <class D>
+HWY_INLINE hn::Vec<D> LoadF32(D d, const hwy::bfloat16_t* p) {
+  const hn::Rebind<hwy::bfloat16_t, D> dbf;
+  return hn::PromoteTo(d, hn::LoadU(dbf, p));
+}
+
+template <class D>
+HWY_INLINE hn::Vec<D> LoadF32(D d, const hwy::float16_t* p) {
+  const hn::Rebind<hwy::float16_t, D> dh;
+  return hn::PromoteTo(d, hn::LoadU(dh, p));
+}
+
+// e4m3fn: the 7 magnitude bits placed at the top of a float's exponent field make a float that is
+// 2^-120 times the value (subnormals included), so one multiply re-biases; 0x7F is NaN.
+template <class D>
+HWY_INLINE hn::Vec<D> LoadF32(D d, const Fp8E4M3* p) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::Rebind<std::uint8_t, D> d8;
+  const auto bits = hn::PromoteTo(du, hn::LoadU(d8, reinterpret_cast<const std::uint8_t*>(p)));
+  const auto magnitude = hn::And(bits, hn::Set(du, 0x7Fu));
+  const auto value = hn::Mul(hn::BitCast(d, hn::ShiftLeft<20>(magnitude)), hn::Set(d, 0x1p120f));
+  const auto sign = hn::BitCast(d, hn::ShiftLeft<24>(hn::And(bits, hn::Set(du, 0x80u))));
+  const auto is_nan = hn::RebindMask(d, hn::Eq(magnitude, hn::Set(du, 0x7Fu)));
+  return hn::IfThenElse(is_nan, hn::Set(d, std::numeric_limits<float>::quiet_NaN()),
+                        hn::Or(value, sign));
+}
+
+// ---- Scalar loads for row tails.
+
+HWY_INLINE float ScalarF32(const float* p) {
+  return *p;
+}
+HWY_INLINE float ScalarF32(const hwy::bfloat16_t* p) {
+  std::uint16_t bits;
+  std::memcpy(&bits, p, sizeof(bits));
+  return bf16_bits_to_float(bits);
+}
+HWY_INLINE float ScalarF32(const hwy::float16_t* p) {
+  std::uint16_t bits;
+  std::memcpy(&bits, p, sizeof(bits));
+  return f16_bits_to_float(bits);
+}
+HWY_INLINE float ScalarF32(const Fp8E4M3* p) {
+  return fp8_e4m3_bits_to_float(p->bits);
+}
+
+// dst[i] = src[i] as f32 for i < n (dst may be unaligned).
+template <typename T>
+HWY_INLINE void ConvertRow(const T* HWY_RESTRICT src, int n, float* HWY_RESTRICT dst) {
+  const DF df;
+  const int lanes = static_cast<int>(hn::Lanes(df));
+  int i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(LoadF32(df, src + i), df, dst + i);
+  for (; i < n; ++i) dst[i] = ScalarF32(src + i);
+}
+
+// ---- exp2 for x <= 0: 2^round(x) × a degree-7 Taylor polynomial of 2^f on f in [-1/2, 1/2]
+// (relative error below 1e-8, under float rounding). Below 2^-126 the result is exactly 0, so
+// masked (-inf) scores contribute nothing.
+HWY_INLINE VF Exp2(DF df, VF x) {
+  const hn::RebindToSigned<DF> di;
+  const VF tiny = hn::Set(df, -126.f);
+  const auto underflow = hn::Lt(x, tiny);
+  x = hn::Max(x, tiny);
+  const VF n = hn::Round(x);
+  const VF f = hn::Sub(x, n);
+  // ln2^k / k!
+  VF p = hn::Set(df, 1.5252733804059841e-05f);
+  p = hn::MulAdd(p, f, hn::Set(df, 1.5403530393381609e-04f));
+  p = hn::MulAdd(p, f, hn::Set(df, 1.3333558146428443e-03f));
+  p = hn::MulAdd(p, f, hn::Set(df, 9.6181291076284772e-03f));
+  p = hn::MulAdd(p, f, hn::Set(df, 5.5504108664821580e-02f));
+  p = hn::MulAdd(p, f, hn::Set(df, 2.4022650695910071e-01f));
+  p = hn::MulAdd(p, f, hn::Set(df, 6.9314718055994531e-01f));
+  p = hn::MulAdd(p, f, hn::Set(df, 1.f));
+  const auto exponent = hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, n), hn::Set(di, 127)));
+  return hn::IfThenZeroElse(underflow, hn::Mul(p, hn::BitCast(df, exponent)));
+}
+
+// ---- Prefetch every cache line of [p, p + bytes): into L1 for data needed within a few hundred
+// cycles, into L2 only (prefetcht1) for data needed later, which must not evict what L1 holds.
+HWY_INLINE void PrefetchBytes(const std::byte* p, int bytes) {
+  for (int offset = 0; offset < bytes; offset += 64) hwy::Prefetch(p + offset);
+}
+HWY_INLINE void PrefetchBytesToL2(const std::byte* p, int bytes) {
+  for (int offset = 0; offset < bytes; offset += 64) __builtin_prefetch(p + offset, 0, 2);
+}
+
+// Rows to request (into L2) while a compute loop runs: Step() issues `quota` rows per loop
+// iteration, so the requests trickle out at about the rate memory serves them; one burst would
+// stall the core on full miss buffers, and prefetching into L1 would evict the rows in use (both
+// measured slower on Zen 4).
+struct RowPrefetch {
+  const std::byte* const* rows = nullptr;
+  int count = 0;
+  int next = 0;
+  int bytes = 0;
+  int quota = 1;
+
+  // Spreads the remaining rows over `iterations` Step() calls.
+  HWY_INLINE void Plan(int iterations) {
+    quota = iterations > 0 ? (count - next + iterations - 1) / iterations : count - next;
+  }
+  HWY_INLINE void Step() {
+    for (int i = 0; i < quota && next < count; ++i) PrefetchBytesToL2(rows[next++], bytes);
+  }
+  HWY_INLINE void Rest() {
+    while (next < count) PrefetchBytesToL2(rows[next++], bytes);
+  }
+};
+
+}  // namespace attnrt::cpu_flash::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // ATTNRT_CPU_FLASH_SIMD_INL_H_

@@ -1,0 +1,133 @@
+// The machine probes (machine_probes.h), per SIMD target like the kernels they are compared with.
+
+#include "attnrt/backends/cpu_flash/machine_probes.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
+#include "attnrt/core/buffer.h"
+
+// clang-format off
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "../src/backends/cpu_flash/machine_probes.cc"
+#include "flash_targets.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+// clang-format on
+
+HWY_BEFORE_NAMESPACE();
+namespace attnrt::cpu_flash::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Sum of `count` floats: four independent accumulators keep the loads, not the adds, the limit.
+float SumFloats(const float* HWY_RESTRICT data, std::size_t count) {
+  const hn::ScalableTag<float> df;
+  const std::size_t lanes = hn::Lanes(df);
+  auto a = hn::Zero(df), b = hn::Zero(df), c = hn::Zero(df), d = hn::Zero(df);
+  std::size_t i = 0;
+  for (; i + 4 * lanes <= count; i += 4 * lanes) {
+    a = hn::Add(a, hn::Load(df, data + i));
+    b = hn::Add(b, hn::Load(df, data + i + lanes));
+    c = hn::Add(c, hn::Load(df, data + i + 2 * lanes));
+    d = hn::Add(d, hn::Load(df, data + i + 3 * lanes));
+  }
+  float sum = hn::GetLane(hn::SumOfLanes(df, hn::Add(hn::Add(a, b), hn::Add(c, d))));
+  for (; i < count; ++i) sum += data[i];
+  return sum;
+}
+
+// `iterations` rounds of 12 independent FMA chains (enough to cover FMA latency × throughput on
+// current cores); returns the FLOPs done. `seed` keeps the compiler from folding the chains.
+double FmaChains(float seed, std::int64_t iterations, float* sink) {
+  const hn::ScalableTag<float> df;
+  constexpr int kChains = 12;
+  hn::Vec<decltype(df)> acc[kChains];
+  for (int k = 0; k < kChains; ++k) acc[k] = hn::Set(df, seed + static_cast<float>(k));
+  const auto mul = hn::Set(df, 0.999999f + seed * 1e-9f);
+  const auto add = hn::Set(df, 1e-7f);
+  for (std::int64_t n = 0; n < iterations; ++n) {
+    for (int k = 0; k < kChains; ++k) acc[k] = hn::MulAdd(acc[k], mul, add);
+  }
+  auto total = acc[0];
+  for (int k = 1; k < kChains; ++k) total = hn::Add(total, acc[k]);
+  *sink = hn::GetLane(total);
+  return 2.0 * static_cast<double>(hn::Lanes(df)) * kChains * static_cast<double>(iterations);
+}
+
+}  // namespace attnrt::cpu_flash::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace attnrt {
+namespace cpu_flash {
+
+HWY_EXPORT(SumFloats);
+HWY_EXPORT(FmaChains);
+
+float sum_floats(const float* data, std::size_t count) {
+  return HWY_DYNAMIC_DISPATCH(SumFloats)(data, count);
+}
+
+double fma_chains(float seed, std::int64_t iterations, float* sink) {
+  return HWY_DYNAMIC_DISPATCH(FmaChains)(seed, iterations, sink);
+}
+
+}  // namespace cpu_flash
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+double measure_dram_read_gbps(int num_threads, std::size_t bytes, int repeats) {
+  num_threads = std::max(1, num_threads);
+  const std::shared_ptr<Buffer> buffer = Buffer::allocate(bytes);
+  const auto* data = reinterpret_cast<const float*>(buffer->data());
+  const std::size_t count = bytes / sizeof(float);
+  const std::size_t per_thread = count / static_cast<std::size_t>(num_threads) / 64 * 64;
+  double best = 0.0;
+  volatile float sink = 0.f;
+  for (int r = 0; r < std::max(1, repeats); ++r) {
+    float sum = 0.f;
+    const auto start = std::chrono::steady_clock::now();
+#pragma omp parallel num_threads(num_threads) reduction(+ : sum)
+    {
+      const std::size_t first = static_cast<std::size_t>(omp_get_thread_num()) * per_thread;
+      sum += cpu_flash::sum_floats(data + first, per_thread);
+    }
+    const double seconds = seconds_since(start);
+    sink = sink + sum;
+    best = std::max(best,
+                    static_cast<double>(per_thread * num_threads * sizeof(float)) / seconds / 1e9);
+  }
+  return best;
+}
+
+double measure_fma_peak_gflops(int num_threads, int repeats) {
+  num_threads = std::max(1, num_threads);
+  constexpr std::int64_t kIterations = 20'000'000;
+  double best = 0.0;
+  volatile float sink = 0.f;
+  for (int r = 0; r < std::max(1, repeats); ++r) {
+    double flops = 0.0;
+    const auto start = std::chrono::steady_clock::now();
+#pragma omp parallel num_threads(num_threads) reduction(+ : flops)
+    {
+      float local = 0.f;
+      flops += cpu_flash::fma_chains(static_cast<float>(omp_get_thread_num()) * 1e-3f, kIterations,
+                                     &local);
+      sink = local;
+    }
+    best = std::max(best, flops / seconds_since(start) / 1e9);
+  }
+  (void)sink;
+  return best;
+}
+
+}  // namespace attnrt
+#endif  // HWY_ONCE
