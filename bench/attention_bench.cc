@@ -1,0 +1,74 @@
+// CPU_FLASH decode and prefill under Google Benchmark, on the same cases and fixture as
+// `attnrt bench attention` (which also reports them against the machine's limits). Decode reads
+// at least 256 MiB of paged KV per iteration (rotating layers) and reports bytes_per_second of
+// effective KV read; prefill reports causal FLOP/s (4·q·k·d per head, halved). Threads: all
+// hardware threads; ATTNRT_BENCH_THREADS overrides.
+
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "../tools/attnrt/bench_attention_cases.h"
+
+namespace {
+
+using attnrt::CpuFlashBackend;
+using attnrt::CpuFlashOptions;
+using attnrt::DType;
+using attnrt::cli::AttentionBenchCase;
+using attnrt::cli::AttentionBenchFixture;
+using attnrt::cli::BenchKind;
+using attnrt::cli::KVArena;
+
+int bench_threads() {
+  if (const char* text = std::getenv("ATTNRT_BENCH_THREADS")) return std::max(1, std::atoi(text));
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+const CpuFlashBackend& flash() {
+  static const CpuFlashBackend backend(CpuFlashOptions{.num_threads = bench_threads()});
+  return backend;
+}
+
+void run_case(benchmark::State& state, const AttentionBenchCase& bench_case) {
+  const KVArena arena(bench_case.kv_dtype, attnrt::cli::arena_bytes(bench_case, false));
+  AttentionBenchFixture fixture(bench_case, arena, false, flash());
+  fixture.run();  // warm-up: first touch, workspace
+  for (auto _ : state) fixture.run();
+  const double work = fixture.work_per_iteration() * static_cast<double>(state.iterations());
+  if (bench_case.kind == BenchKind::decode) {
+    state.SetBytesProcessed(static_cast<std::int64_t>(work));
+    state.counters["layers"] = fixture.layers();
+  } else {
+    state.counters["FLOP/s"] = benchmark::Counter(work, benchmark::Counter::kIsRate);
+  }
+  state.counters["threads"] = bench_threads();
+}
+
+// Args: batch, context, query heads (8 KV heads, head 128), dtype (0 bf16, 1 f16).
+void BM_FlashDecode(benchmark::State& state) {
+  run_case(state, {BenchKind::decode, static_cast<int>(state.range(0)),
+                   static_cast<int>(state.range(1)), 128, static_cast<int>(state.range(2)), 8,
+                   state.range(3) == 0 ? DType::bf16 : DType::f16});
+}
+BENCHMARK(BM_FlashDecode)
+    ->ArgNames({"batch", "context", "q_heads", "f16"})
+    ->ArgsProduct({{1, 8, 32}, {512, 4096, 16384}, {8, 32}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Args: tokens, head size (32 query / 8 KV heads, bf16 cache, causal).
+void BM_FlashPrefill(benchmark::State& state) {
+  run_case(state, {BenchKind::prefill, 1, static_cast<int>(state.range(0)),
+                   static_cast<int>(state.range(1)), 32, 8, DType::bf16});
+}
+BENCHMARK(BM_FlashPrefill)
+    ->ArgNames({"tokens", "head"})
+    ->ArgsProduct({{512, 2048, 4096}, {128, 256}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace

@@ -1,0 +1,181 @@
+// `attnrt bench attention`: probes the machine, runs every case with CPU_FLASH and a slice of it
+// with CPU_REFERENCE, and prints a table (or JSON) of rates, ratios to the limits and speed-ups.
+
+#include "bench_attention.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
+
+#include "attnrt/backends/cpu_flash/machine_probes.h"
+#include "attnrt/backends/cpu_flash/simd_targets.h"
+#include "bench_attention_cases.h"
+
+namespace attnrt::cli {
+namespace {
+
+struct MachineLimits {
+  double dram_read_gbps = 0.0;
+  double fma_peak_gflops = 0.0;
+};
+
+std::string_view kind_name(BenchKind kind) {
+  return kind == BenchKind::decode ? "decode" : "prefill";
+}
+
+double limit_of(const AttentionBenchCase& c, const MachineLimits& limits) {
+  return c.kind == BenchKind::decode ? limits.dram_read_gbps : limits.fma_peak_gflops;
+}
+
+std::vector<AttentionBenchCase> decode_cases(bool quick) {
+  const std::vector<int> batches = quick ? std::vector<int>{1, 8} : std::vector<int>{1, 8, 32};
+  const std::vector<int> contexts =
+      quick ? std::vector<int>{4096} : std::vector<int>{512, 1024, 2048, 4096, 8192, 16384};
+  const std::vector<DType> dtypes =
+      quick ? std::vector<DType>{DType::bf16} : std::vector<DType>{DType::bf16, DType::f16};
+  std::vector<AttentionBenchCase> cases;
+  for (DType dtype : dtypes) {
+    for (int q_heads : {8, 32}) {
+      for (int batch : batches) {
+        for (int context : contexts) {
+          cases.push_back({BenchKind::decode, batch, context, 128, q_heads, 8, dtype});
+        }
+      }
+    }
+  }
+  if (quick) cases.push_back({BenchKind::decode, 8, 4096, 128, 32, 8, DType::f16});
+  return cases;
+}
+
+std::vector<AttentionBenchCase> prefill_cases(bool quick) {
+  if (quick) {
+    return {{BenchKind::prefill, 1, 2048, 128, 32, 8, DType::bf16},
+            {BenchKind::prefill, 1, 1024, 256, 32, 8, DType::bf16}};
+  }
+  std::vector<AttentionBenchCase> cases;
+  for (int head_size : {128, 256}) {
+    for (int tokens : {512, 1024, 2048, 4096}) {
+      cases.push_back({BenchKind::prefill, 1, tokens, head_size, 32, 8, DType::bf16});
+    }
+  }
+  return cases;
+}
+
+// Runs the cases grouped by dtype, each group on one arena sized for its largest case.
+std::vector<AttentionBenchResult> run_cases(const std::vector<AttentionBenchCase>& cases, bool hot,
+                                            const CpuFlashBackend& flash, bool progress) {
+  std::map<DType, std::size_t> arena_size;
+  for (const AttentionBenchCase& c : cases) {
+    arena_size[c.kv_dtype] = std::max(arena_size[c.kv_dtype], arena_bytes(c, hot));
+  }
+  std::vector<AttentionBenchResult> results(cases.size());
+  for (const auto& [dtype, bytes] : arena_size) {
+    const KVArena arena(dtype, bytes);
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      if (cases[i].kv_dtype != dtype) continue;
+      if (progress) {
+        std::cerr << fmt::format("\r  case {}/{} ...", i + 1, cases.size()) << std::flush;
+      }
+      results[i] = measure_case(cases[i], arena, hot, flash);
+    }
+  }
+  if (progress) std::cerr << "\r" << std::string(30, ' ') << "\r";
+  return results;
+}
+
+std::string rate_text(const AttentionBenchResult& r) {
+  return r.bench_case.kind == BenchKind::decode ? fmt::format("{:.1f} GB/s", r.rate)
+                                                : fmt::format("{:.1f} GFLOP/s", r.rate);
+}
+
+void print_table(const std::vector<AttentionBenchResult>& results, const MachineLimits& limits,
+                 const BenchAttentionOptions& options, int threads) {
+  fmt::print("attnrt bench attention: CPU_FLASH ({}{}), {} threads{}\n", cpu_flash_simd_target(),
+             cpu_flash_bf16_dot_products() ? ", AVX512-BF16 dot products for bf16 caches" : "",
+             threads, options.hot ? ", --hot (decode on one warm layer)" : "");
+  fmt::print("limits (own probes): DRAM read {:.1f} GB/s, fp32 FMA peak {:.1f} GFLOP/s\n",
+             limits.dram_read_gbps, limits.fma_peak_gflops);
+  fmt::print(
+      "decode: effective KV bytes read per second, ratio to DRAM read; prefill: causal "
+      "FLOP/s (4·q·k·d per head, halved), ratio to FMA peak\n\n");
+  fmt::print("{:<8} {:>5} {:>7} {:>4} {:>6} {:<9} {:>15} {:>6} {:>8} {:>7} {:>9}\n", "kind",
+             "batch", "ctx/tok", "head", "q/kv", "kv dtype", "rate", "ratio", "vs ref", "layers",
+             "MiB/iter");
+  for (const AttentionBenchResult& r : results) {
+    const AttentionBenchCase& c = r.bench_case;
+    fmt::print("{:<8} {:>5} {:>7} {:>4} {:>6} {:<9} {:>15} {:>6.2f} {:>7.0f}x {:>7} {:>9.0f}\n",
+               kind_name(c.kind), c.batch, c.length, c.head_size,
+               fmt::format("{}/{}", c.num_q_heads, c.num_kv_heads), dtype_name(c.kv_dtype),
+               rate_text(r), r.rate / limit_of(c, limits), r.rate / r.reference_rate, r.layers,
+               r.bytes_per_iteration / (1 << 20));
+  }
+  fmt::print(
+      "\nvs ref: CPU_REFERENCE (single-threaded oracle) timed on one request of at most 1024 "
+      "keys (decode) or one KV head's query heads over at most 256 tokens (prefill).\n");
+}
+
+nlohmann::json to_json(const std::vector<AttentionBenchResult>& results,
+                       const MachineLimits& limits, const BenchAttentionOptions& options,
+                       int threads) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const AttentionBenchResult& r : results) {
+    const AttentionBenchCase& c = r.bench_case;
+    const bool decode = c.kind == BenchKind::decode;
+    nlohmann::json item = {{"kind", kind_name(c.kind)},
+                           {"batch", c.batch},
+                           {decode ? "context" : "tokens", c.length},
+                           {"head_size", c.head_size},
+                           {"num_q_heads", c.num_q_heads},
+                           {"num_kv_heads", c.num_kv_heads},
+                           {"kv_dtype", dtype_name(c.kv_dtype)},
+                           {decode ? "gbps" : "gflops", r.rate},
+                           {"ratio_to_limit", r.rate / limit_of(c, limits)},
+                           {"speedup_vs_reference", r.rate / r.reference_rate}};
+    if (decode) {
+      item["layers"] = r.layers;
+      item["bytes_per_iteration"] = r.bytes_per_iteration;
+    }
+    cases.push_back(std::move(item));
+  }
+  return {{"dram_read_gbps", limits.dram_read_gbps},
+          {"fma_peak_gflops", limits.fma_peak_gflops},
+          {"threads", threads},
+          {"simd_target", cpu_flash_simd_target()},
+          {"bf16_dot_products", cpu_flash_bf16_dot_products()},
+          {"hot", options.hot},
+          {"cases", std::move(cases)}};
+}
+
+}  // namespace
+
+std::vector<AttentionBenchCase> attention_bench_cases(bool quick) {
+  std::vector<AttentionBenchCase> cases = decode_cases(quick);
+  const std::vector<AttentionBenchCase> prefill = prefill_cases(quick);
+  cases.insert(cases.end(), prefill.begin(), prefill.end());
+  return cases;
+}
+
+int run_bench_attention(const BenchAttentionOptions& options) {
+  const int threads = options.threads > 0
+                          ? options.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const CpuFlashBackend flash(CpuFlashOptions{.num_threads = threads});
+  MachineLimits limits;
+  limits.dram_read_gbps = measure_dram_read_gbps(threads);
+  limits.fma_peak_gflops = measure_fma_peak_gflops(threads);
+  const std::vector<AttentionBenchResult> results =
+      run_cases(attention_bench_cases(options.quick), options.hot, flash, !options.json);
+  if (options.json) {
+    std::cout << to_json(results, limits, options, threads).dump(2) << '\n';
+  } else {
+    print_table(results, limits, options, threads);
+  }
+  return 0;
+}
+
+}  // namespace attnrt::cli

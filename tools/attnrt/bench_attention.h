@@ -1,0 +1,48 @@
+#pragma once
+// `attnrt bench attention`: CPU_FLASH decode and prefill figures, each as a fraction of the
+// machine's own limits (DRAM read bandwidth for decode, fp32 FMA peak for prefill, both measured
+// in the same run by small probes) and as a speed-up over CPU_REFERENCE.
+
+#include <string>
+#include <vector>
+
+#include "attnrt/core/dtype.h"
+
+namespace attnrt::cli {
+
+struct BenchAttentionOptions {
+  bool json = false;   // one JSON object on stdout instead of the table
+  bool hot = false;    // decode on one layer's cache that stays warm (cache-resident figures)
+  bool quick = false;  // a subset that runs in under a minute
+  int threads = 0;     // 0: every hardware thread
+};
+
+enum class BenchKind { decode, prefill };
+
+// One case: decode reads `length` cached keys per request (one query token each); prefill runs
+// one causal request of `length` tokens.
+struct AttentionBenchCase {
+  BenchKind kind = BenchKind::decode;
+  int batch = 1;
+  int length = 0;  // context (decode) or tokens (prefill)
+  int head_size = 128;
+  int num_q_heads = 8;
+  int num_kv_heads = 8;
+  DType kv_dtype = DType::bf16;
+};
+
+struct AttentionBenchResult {
+  AttentionBenchCase bench_case;
+  double rate = 0.0;            // decode: effective KV GB/s; prefill: GFLOP/s
+  double reference_rate = 0.0;  // CPU_REFERENCE on a slice of the case, same unit
+  int layers = 1;               // decode: layer caches rotated per iteration
+  double bytes_per_iteration = 0.0;
+};
+
+// The cases of a full run, or of --quick.
+std::vector<AttentionBenchCase> attention_bench_cases(bool quick);
+
+// Runs the cases and prints the table or the JSON. Returns the process exit code.
+int run_bench_attention(const BenchAttentionOptions& options);
+
+}  // namespace attnrt::cli
