@@ -165,8 +165,7 @@ template <int R, int JC>
 ATTNRT_BF16_DOT HWY_INLINE void ValuePassBf16(const std::uint32_t* HWY_RESTRICT pairs,
                                               const float* alpha, int count,
                                               const std::byte* const* tokens, int value_offset,
-                                              int value_size, int j0, float* HWY_RESTRICT out,
-                                              RowPrefetch& prefetch) {
+                                              int value_size, int j0, float* HWY_RESTRICT out) {
   __m512 acc[R][2 * JC];
   HWY_UNROLL(8)
   for (int m = 0; m < R; ++m) {
@@ -177,7 +176,6 @@ ATTNRT_BF16_DOT HWY_INLINE void ValuePassBf16(const std::uint32_t* HWY_RESTRICT 
     }
   }
   for (int t = 0; 2 * t < count; ++t) {
-    prefetch.Step();
     const auto* first = reinterpret_cast<const std::uint16_t*>(tokens[2 * t]) + value_offset;
     const auto* second =
         reinterpret_cast<const std::uint16_t*>(tokens[std::min(2 * t + 1, count - 1)]) +
@@ -231,7 +229,6 @@ ATTNRT_BF16_DOT HWY_NOINLINE void GemvItemBf16(const ForwardTask& task, const It
   auto* queries = reinterpret_cast<std::uint16_t*>(scratch + layout.q);
   float* o = scratch + layout.o;
   float* scores = scratch + layout.s;
-  auto* next_rows = reinterpret_cast<const std::byte**>(scratch + layout.pointers);
   auto* pairs = reinterpret_cast<std::uint32_t*>(scratch + layout.k);
   PackQueriesBf16(task, item, rows.count, queries);
   // R >= 3: each head's rows again, interleaved by four (after the row-major copies).
@@ -247,27 +244,26 @@ ATTNRT_BF16_DOT HWY_NOINLINE void GemvItemBf16(const ForwardTask& task, const It
   constexpr int kKeysPerBlock = std::max(1, kLanes / R);
   constexpr int kChunks = std::clamp(8 / R, 1, 4);  // 32-wide value chunks per pass
   const auto values = [&](int h, int first, int count, const std::byte* const* tokens,
-                          float* buffer, RowPrefetch& prefetch) {
+                          float* buffer) {
     const RowSet head = slice_rows(rows, h * R, R);
     float* head_scores = buffer + h * kScoreRows<R> * kScoreStride;
     float* head_o = o + h * R * cache.value_size;
     ChunkSoftmax<R>(head, first, count, first >= rows.max_begin && first + count <= rows.min_end,
                     head_scores);
     PackWeightsBf16(head_scores, R, count, pairs);
-    prefetch.Plan(std::max(1, cache.value_size / (32 * kChunks)) * ((count + 1) / 2));
     int j = 0;
     for (; j + 32 * kChunks <= cache.value_size; j += 32 * kChunks) {
       ValuePassBf16<R, kChunks>(pairs, head.alpha, count, tokens, cache.value_offset,
-                                cache.value_size, j, head_o, prefetch);
+                                cache.value_size, j, head_o);
     }
     for (; j < cache.value_size; j += 32) {
       ValuePassBf16<R, 1>(pairs, head.alpha, count, tokens, cache.value_offset, cache.value_size, j,
-                          head_o, prefetch);
+                          head_o);
     }
   };
   if constexpr (R >= 3) {
     ForEachChunk<4>(
-        task, item, rows, scores, next_rows,
+        task, item, rows, scores,
         [&](int h, int n, int count, const std::byte* const* tokens, float* buffer) {
           ChunkScoresByFour<R>(interleaved + h * kInterleavedRows * cache.key_size, cache.key_size,
                                tokens, cache.key_offset, count,
@@ -276,7 +272,7 @@ ATTNRT_BF16_DOT HWY_NOINLINE void GemvItemBf16(const ForwardTask& task, const It
         values);
   } else {
     ForEachChunk<kKeysPerBlock>(
-        task, item, rows, scores, next_rows,
+        task, item, rows, scores,
         [&](int h, int n, int count, const std::byte* const* tokens, float* buffer) {
           const std::uint16_t* head_queries = queries + h * R * cache.key_size;
           float* head_scores = buffer + h * kScoreRows<R> * kScoreStride + n;

@@ -121,37 +121,11 @@ HWY_INLINE VF Exp2(DF df, VF x) {
   return hn::IfThenZeroElse(underflow, hn::Mul(p, hn::BitCast(df, exponent)));
 }
 
-// ---- Prefetch every cache line of [p, p + bytes): into L1 for data needed within a few hundred
-// cycles, into L2 only (prefetcht1) for data needed later, which must not evict what L1 holds.
+// ---- Prefetch every cache line of [p, p + bytes) into L1: data needed within a few hundred
+// cycles.
 HWY_INLINE void PrefetchBytes(const std::byte* p, int bytes) {
   for (int offset = 0; offset < bytes; offset += 64) hwy::Prefetch(p + offset);
 }
-HWY_INLINE void PrefetchBytesToL2(const std::byte* p, int bytes) {
-  for (int offset = 0; offset < bytes; offset += 64) __builtin_prefetch(p + offset, 0, 2);
-}
-
-// Rows to request (into L2) while a compute loop runs: Step() issues `quota` rows per loop
-// iteration, so the requests trickle out at about the rate memory serves them; one burst would
-// stall the core on full miss buffers, and prefetching into L1 would evict the rows in use (both
-// measured slower on Zen 4).
-struct RowPrefetch {
-  const std::byte* const* rows = nullptr;
-  int count = 0;
-  int next = 0;
-  int bytes = 0;
-  int quota = 1;
-
-  // Spreads the remaining rows over `iterations` Step() calls.
-  HWY_INLINE void Plan(int iterations) {
-    quota = iterations > 0 ? (count - next + iterations - 1) / iterations : count - next;
-  }
-  HWY_INLINE void Step() {
-    for (int i = 0; i < quota && next < count; ++i) PrefetchBytesToL2(rows[next++], bytes);
-  }
-  HWY_INLINE void Rest() {
-    while (next < count) PrefetchBytesToL2(rows[next++], bytes);
-  }
-};
 
 }  // namespace attnrt::cpu_flash::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

@@ -148,7 +148,7 @@ inline std::int64_t partial_floats(int rows, int value_size) {
 // per-row masks and softmax state. Every region starts on a cache line.
 struct ScratchLayout {
   std::int64_t q = 0, o = 0, k = 0, v = 0, s = 0, row_begin = 0, row_end = 0, max = 0, sum = 0,
-               alpha = 0, pointers = 0, total = 0;  // float offsets
+               alpha = 0, total = 0;  // float offsets
 
   static ScratchLayout of(int key_size, int value_size) {
     const auto align = [](std::int64_t floats) { return (floats + 15) / 16 * 16; };
@@ -170,8 +170,6 @@ struct ScratchLayout {
     s.max = take(kMaxRows);
     s.sum = take(kMaxRows);
     s.alpha = take(kMaxRows);
-    // GEMV: the next chunk's row addresses (two floats per pointer).
-    s.pointers = take(2 * static_cast<std::int64_t>(kGemvChunk) * kMaxGemvHeads);
     s.total = at;
     return s;
   }
