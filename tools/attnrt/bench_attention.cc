@@ -28,10 +28,6 @@ std::string_view kind_name(BenchKind kind) {
   return kind == BenchKind::decode ? "decode" : "prefill";
 }
 
-double limit_of(const AttentionBenchCase& c, const MachineLimits& limits) {
-  return c.kind == BenchKind::decode ? limits.dram_read_gbps : limits.fma_peak_gflops;
-}
-
 std::vector<AttentionBenchCase> decode_cases(bool quick) {
   const std::vector<int> batches = quick ? std::vector<int>{1, 8} : std::vector<int>{1, 8, 32};
   const std::vector<int> contexts =
@@ -66,9 +62,12 @@ std::vector<AttentionBenchCase> prefill_cases(bool quick) {
   return cases;
 }
 
-// Runs the cases grouped by dtype, each group on one arena sized for its largest case.
+// Runs the cases grouped by dtype, each group on one arena sized for its largest case; each
+// decode case right after a DRAM probe of its own.
 std::vector<AttentionBenchResult> run_cases(const std::vector<AttentionBenchCase>& cases, bool hot,
-                                            const CpuFlashBackend& flash, bool progress) {
+                                            const CpuFlashBackend& flash, int threads,
+                                            const DramReadProbe& probe,
+                                            const MachineLimits& limits, bool progress) {
   std::map<DType, std::size_t> arena_size;
   for (const AttentionBenchCase& c : cases) {
     arena_size[c.kv_dtype] = std::max(arena_size[c.kv_dtype], arena_bytes(c, hot));
@@ -81,16 +80,19 @@ std::vector<AttentionBenchResult> run_cases(const std::vector<AttentionBenchCase
       if (progress) {
         std::cerr << fmt::format("\r  case {}/{} ...", i + 1, cases.size()) << std::flush;
       }
+      const bool decode = cases[i].kind == BenchKind::decode;
+      const double limit = decode ? probe.measure(threads, 3) : limits.fma_peak_gflops;
       results[i] = measure_case(cases[i], arena, hot, flash);
+      results[i].limit = limit;
     }
   }
   if (progress) std::cerr << "\r" << std::string(30, ' ') << "\r";
   return results;
 }
 
-std::string rate_text(const AttentionBenchResult& r) {
-  return r.bench_case.kind == BenchKind::decode ? fmt::format("{:.1f} GB/s", r.rate)
-                                                : fmt::format("{:.1f} GFLOP/s", r.rate);
+std::string rate_text(const AttentionBenchCase& c, double rate) {
+  return c.kind == BenchKind::decode ? fmt::format("{:.1f} GB/s", rate)
+                                     : fmt::format("{:.1f} GFLOP/s", rate);
 }
 
 void print_table(const std::vector<AttentionBenchResult>& results, const MachineLimits& limits,
@@ -98,21 +100,24 @@ void print_table(const std::vector<AttentionBenchResult>& results, const Machine
   fmt::print("attnrt bench attention: CPU_FLASH ({}{}), {} threads{}\n", cpu_flash_simd_target(),
              cpu_flash_bf16_dot_products() ? ", AVX512-BF16 dot products for bf16 caches" : "",
              threads, options.hot ? ", --hot (decode on one warm layer)" : "");
-  fmt::print("limits (own probes): DRAM read {:.1f} GB/s, fp32 FMA peak {:.1f} GFLOP/s\n",
-             limits.dram_read_gbps, limits.fma_peak_gflops);
   fmt::print(
-      "decode: effective KV bytes read per second, ratio to DRAM read; prefill: causal "
-      "FLOP/s (4·q·k·d per head, halved), ratio to FMA peak\n\n");
-  fmt::print("{:<8} {:>5} {:>7} {:>4} {:>6} {:<9} {:>15} {:>6} {:>8} {:>7} {:>9}\n", "kind",
-             "batch", "ctx/tok", "head", "q/kv", "kv dtype", "rate", "ratio", "vs ref", "layers",
-             "MiB/iter");
+      "limits (own probes): DRAM read {:.1f} GB/s (median of the run's probes), fp32 FMA peak "
+      "{:.1f} GFLOP/s\n",
+      limits.dram_read_gbps, limits.fma_peak_gflops);
+  fmt::print(
+      "decode: effective KV bytes read per second, ratio to the DRAM read probed just before the "
+      "case; prefill: causal FLOP/s (4·q·k·d per head, halved), ratio to FMA peak\n\n");
+  fmt::print("{:<8} {:>5} {:>7} {:>4} {:>6} {:<9} {:>15} {:>15} {:>6} {:>8} {:>7} {:>9}\n",
+             "kind", "batch", "ctx/tok", "head", "q/kv", "kv dtype", "rate", "limit", "ratio",
+             "vs ref", "layers", "MiB/iter");
   for (const AttentionBenchResult& r : results) {
     const AttentionBenchCase& c = r.bench_case;
-    fmt::print("{:<8} {:>5} {:>7} {:>4} {:>6} {:<9} {:>15} {:>6.2f} {:>7.0f}x {:>7} {:>9.0f}\n",
-               kind_name(c.kind), c.batch, c.length, c.head_size,
-               fmt::format("{}/{}", c.num_q_heads, c.num_kv_heads), dtype_name(c.kv_dtype),
-               rate_text(r), r.rate / limit_of(c, limits), r.rate / r.reference_rate, r.layers,
-               r.bytes_per_iteration / (1 << 20));
+    fmt::print(
+        "{:<8} {:>5} {:>7} {:>4} {:>6} {:<9} {:>15} {:>15} {:>6.2f} {:>7.0f}x {:>7} {:>9.0f}\n",
+        kind_name(c.kind), c.batch, c.length, c.head_size,
+        fmt::format("{}/{}", c.num_q_heads, c.num_kv_heads), dtype_name(c.kv_dtype),
+        rate_text(r.bench_case, r.rate), rate_text(r.bench_case, r.limit), r.rate / r.limit,
+        r.rate / r.reference_rate, r.layers, r.bytes_per_iteration / (1 << 20));
   }
   fmt::print(
       "\nvs ref: CPU_REFERENCE (single-threaded oracle) timed on one request of at most 1024 "
@@ -134,7 +139,8 @@ nlohmann::json to_json(const std::vector<AttentionBenchResult>& results,
                            {"num_kv_heads", c.num_kv_heads},
                            {"kv_dtype", dtype_name(c.kv_dtype)},
                            {decode ? "gbps" : "gflops", r.rate},
-                           {"ratio_to_limit", r.rate / limit_of(c, limits)},
+                           {"limit", r.limit},
+                           {"ratio_to_limit", r.rate / r.limit},
                            {"speedup_vs_reference", r.rate / r.reference_rate}};
     if (decode) {
       item["layers"] = r.layers;
@@ -165,11 +171,18 @@ int run_bench_attention(const BenchAttentionOptions& options) {
                           ? options.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   const CpuFlashBackend flash(CpuFlashOptions{.num_threads = threads});
+  const DramReadProbe probe;
   MachineLimits limits;
-  limits.dram_read_gbps = measure_dram_read_gbps(threads);
   limits.fma_peak_gflops = measure_fma_peak_gflops(threads);
-  const std::vector<AttentionBenchResult> results =
-      run_cases(attention_bench_cases(options.quick), options.hot, flash, !options.json);
+  std::vector<double> probes{probe.measure(threads)};
+  const std::vector<AttentionBenchResult> results = run_cases(
+      attention_bench_cases(options.quick), options.hot, flash, threads, probe, limits,
+      !options.json);
+  for (const AttentionBenchResult& r : results) {
+    if (r.bench_case.kind == BenchKind::decode) probes.push_back(r.limit);
+  }
+  std::nth_element(probes.begin(), probes.begin() + probes.size() / 2, probes.end());
+  limits.dram_read_gbps = probes[probes.size() / 2];
   if (options.json) {
     std::cout << to_json(results, limits, options, threads).dump(2) << '\n';
   } else {

@@ -84,11 +84,12 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-double measure_dram_read_gbps(int num_threads, std::size_t bytes, int repeats) {
+DramReadProbe::DramReadProbe(std::size_t bytes) : buffer_(Buffer::allocate(bytes)) {}
+
+double DramReadProbe::measure(int num_threads, int repeats) const {
   num_threads = std::max(1, num_threads);
-  const std::shared_ptr<Buffer> buffer = Buffer::allocate(bytes);
-  const auto* data = reinterpret_cast<const float*>(buffer->data());
-  const std::size_t count = bytes / sizeof(float);
+  const auto* data = reinterpret_cast<const float*>(buffer_->data());
+  const std::size_t count = buffer_->size() / sizeof(float);
   const std::size_t per_thread = count / static_cast<std::size_t>(num_threads) / 64 * 64;
   double best = 0.0;
   volatile float sink = 0.f;
@@ -106,6 +107,10 @@ double measure_dram_read_gbps(int num_threads, std::size_t bytes, int repeats) {
                     static_cast<double>(per_thread * num_threads * sizeof(float)) / seconds / 1e9);
   }
   return best;
+}
+
+double measure_dram_read_gbps(int num_threads, std::size_t bytes, int repeats) {
+  return DramReadProbe(bytes).measure(num_threads, repeats);
 }
 
 double measure_fma_peak_gflops(int num_threads, int repeats) {

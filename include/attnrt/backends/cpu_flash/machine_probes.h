@@ -4,11 +4,26 @@
 // the same SIMD target and thread count as CPU_FLASH's kernels.
 
 #include <cstddef>
+#include <memory>
 
 namespace attnrt {
 
-// Sums a buffer of `bytes` (far larger than any cache) with `num_threads` threads, each reading
-// its own contiguous part with vector loads; the best of `repeats` passes, in GB/s (1e9 B/s).
+class Buffer;
+
+// The DRAM read probe over a buffer kept for repeated measurements: a benchmark re-probes next
+// to each case, because the bandwidth a shared machine gives drifts over minutes.
+class DramReadProbe {
+ public:
+  explicit DramReadProbe(std::size_t bytes = std::size_t{1} << 30);
+  // Each of `num_threads` threads sums its own contiguous part of the buffer with vector loads;
+  // the best of `repeats` passes, in GB/s (1e9 B/s).
+  double measure(int num_threads, int repeats = 5) const;
+
+ private:
+  std::shared_ptr<Buffer> buffer_;
+};
+
+// DramReadProbe(bytes).measure(num_threads, repeats): `bytes` far larger than any cache.
 double measure_dram_read_gbps(int num_threads, std::size_t bytes = std::size_t{1} << 30,
                               int repeats = 5);
 
