@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "attnrt/backends/cpu_reference/cpu_reference_backend.h"
+#include "full_graph_replay.h"
 #include "paged_attention_batch.h"
 
 namespace attnrt {
