@@ -257,7 +257,7 @@ HWY_NOINLINE void GemvItemRows(const ForwardTask& task, const Item& item, float*
     return FinishGemvItem(task, item, rows, o);
   }
 #endif
-  ForEachChunk<std::max(1, kLanes / R)>(
+  ForEachChunk<kGemvKeyGroup<R>>(
       task, item, rows, scores,
       [&](int h, int n, int count, const std::byte* const* tokens, float* buffer) {
         ChunkScores<T, R>(queries + h * R * cache.key_size, cache.key_size, tokens,

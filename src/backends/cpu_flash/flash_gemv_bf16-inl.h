@@ -70,7 +70,11 @@ ATTNRT_BF16_DOT HWY_INLINE void ScoreKeysBf16(const std::uint16_t* HWY_RESTRICT 
     VF group[kLanes];
     HWY_UNROLL(16)
     for (int i = 0; i < kLanes; ++i) group[i].raw = acc[g * kLanes + i];
-    hn::Store(TransposeSum(df, group), df, sums + g * kLanes);
+    if constexpr (kGroups == 1) {
+      hn::Store(TransposeSumOf<PowerOfTwoAtLeast(R * KB)>(df, group), df, sums);
+    } else {
+      hn::Store(TransposeSum(df, group), df, sums + g * kLanes);
+    }
   }
   for (int b = 0; b < KB; ++b) {
     for (int m = 0; m < R; ++m) scores[m * kScoreStride + n + b] = sums[b * R + m];
@@ -241,7 +245,7 @@ ATTNRT_BF16_DOT HWY_NOINLINE void GemvItemBf16(const ForwardTask& task, const It
     }
   }
   std::fill(o, o + rows.count * cache.value_size, 0.f);
-  constexpr int kKeysPerBlock = std::max(1, kLanes / R);
+  constexpr int kKeysPerBlock = kGemvKeyGroup<R>;
   constexpr int kChunks = std::clamp(8 / R, 1, 4);  // 32-wide value chunks per pass
   const auto values = [&](int h, int first, int count, const std::byte* const* tokens,
                           float* buffer) {
