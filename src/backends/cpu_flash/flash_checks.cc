@@ -3,6 +3,7 @@
 
 #include "flash_checks.h"
 
+#include "../forward_input_checks.h"
 #include "attnrt/core/error.h"
 
 namespace attnrt::cpu_flash {
@@ -34,56 +35,6 @@ void check_view(const Tensor& view, std::string_view kernel) {
         "CPU_FLASH {}: the KV cache's content axis has stride {}; the kernels need K and V "
         "contiguous (every KVCacheLayout keeps content innermost)",
         kernel, view.stride(3));
-  }
-}
-
-void check_activation(const ActivationView& view, std::string_view what, int num_heads,
-                      int head_size) {
-  if (view.num_heads != num_heads || view.head_size != head_size) {
-    fail("CPU_FLASH forward: {} rows have {} heads x {} entries, but the layer needs {} x {}", what,
-         view.num_heads, view.head_size, num_heads, head_size);
-  }
-}
-
-void check_shape(const AttentionForwardArgs& args, const CacheView& cache) {
-  const AttentionShape& shape = args.shape;
-  if (shape.num_kv_heads <= 0 || shape.num_heads % shape.num_kv_heads != 0) {
-    fail("CPU_FLASH forward: {} query heads do not divide into groups of {} KV heads",
-         shape.num_heads, shape.num_kv_heads);
-  }
-  const bool windowed =
-      shape.type == AttentionType::sliding_window || shape.type == AttentionType::chunked_local;
-  if (!args.metadata.common.causal && windowed) {
-    fail(
-        "CPU_FLASH forward: {} attention is causal by definition, but the metadata says "
-        "causal = false",
-        attention_type_name(shape.type));
-  }
-  if ((shape.type == AttentionType::sliding_window && shape.sliding_window <= 0) ||
-      (shape.type == AttentionType::chunked_local && shape.attention_chunk_size <= 0)) {
-    fail("CPU_FLASH forward: {} attention needs a positive window/chunk size, got {}/{}",
-         attention_type_name(shape.type), shape.sliding_window, shape.attention_chunk_size);
-  }
-  check_activation(args.query, "query", shape.num_heads, cache.key_size);
-  check_activation(args.output, "output", shape.num_heads, cache.value_size);
-}
-
-void check_arrays(const CommonAttentionMetadata& common, bool cross) {
-  const auto num_reqs = static_cast<std::size_t>(common.num_reqs);
-  if (common.num_reqs < 0 || common.query_start_loc.size() < num_reqs + 1 ||
-      common.seq_lens.size() < num_reqs || common.block_table.num_rows < common.num_reqs) {
-    fail(
-        "CPU_FLASH forward: num_reqs {} needs query_start_loc of {} entries, seq_lens and "
-        "block-table rows of {}; got {}, {} and {}",
-        common.num_reqs, num_reqs + 1, num_reqs, common.query_start_loc.size(),
-        common.seq_lens.size(), common.block_table.num_rows);
-  }
-  if (cross && !common.encoder_seq_lens.empty() && common.encoder_seq_lens.size() < num_reqs) {
-    fail("CPU_FLASH forward: encoder_seq_lens has {} entries for {} requests",
-         common.encoder_seq_lens.size(), num_reqs);
-  }
-  if (common.query_start_loc[0] != 0) {
-    fail("CPU_FLASH forward: query_start_loc must start at 0, got {}", common.query_start_loc[0]);
   }
 }
 
@@ -156,8 +107,8 @@ CacheView make_cache_view(const Tensor& view, const AttentionShape& shape,
 }
 
 void check_forward(const AttentionForwardArgs& args, const CacheView& cache) {
-  check_shape(args, cache);
-  check_arrays(args.metadata.common, is_cross(args.shape));
+  backend_checks::check_forward_shape("CPU_FLASH", args, cache.key_size, cache.value_size);
+  backend_checks::check_step_arrays("CPU_FLASH", args.metadata.common, is_cross(args.shape));
 }
 
 int read_and_check_requests(const AttentionForwardArgs& args, const CacheView& cache,

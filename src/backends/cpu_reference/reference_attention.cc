@@ -13,6 +13,7 @@
 #include <limits>
 #include <vector>
 
+#include "../forward_input_checks.h"
 #include "attnrt/core/error.h"
 #include "paged_kv_cache.h"
 #include "reference_kernels.h"
@@ -70,53 +71,6 @@ KeyRange visible_keys(const AttentionShape& shape, bool causal, const RequestExt
   }
 }
 
-void check_activation(const ActivationView& view, std::string_view what, int num_heads,
-                      int head_size) {
-  if (view.num_heads != num_heads || view.head_size != head_size) {
-    fail("CPU_REFERENCE forward: {} rows have {} heads x {} entries, but the layer needs {} x {}",
-         what, view.num_heads, view.head_size, num_heads, head_size);
-  }
-}
-
-void check_shape(const AttentionForwardArgs& args, const ContentLayout& content) {
-  const AttentionShape& shape = args.shape;
-  if (shape.num_kv_heads <= 0 || shape.num_heads % shape.num_kv_heads != 0) {
-    fail("CPU_REFERENCE forward: {} query heads do not divide into groups of {} KV heads",
-         shape.num_heads, shape.num_kv_heads);
-  }
-  const bool windowed =
-      shape.type == AttentionType::sliding_window || shape.type == AttentionType::chunked_local;
-  if (!args.metadata.common.causal && windowed) {
-    fail(
-        "CPU_REFERENCE forward: {} attention is causal by definition, but the metadata says "
-        "causal = false",
-        attention_type_name(shape.type));
-  }
-  if ((shape.type == AttentionType::sliding_window && shape.sliding_window <= 0) ||
-      (shape.type == AttentionType::chunked_local && shape.attention_chunk_size <= 0)) {
-    fail("CPU_REFERENCE forward: {} attention needs a positive window/chunk size, got {}/{}",
-         attention_type_name(shape.type), shape.sliding_window, shape.attention_chunk_size);
-  }
-  check_activation(args.query, "query", shape.num_heads, content.key_size);
-  check_activation(args.output, "output", shape.num_heads, content.value_size);
-}
-
-void check_arrays(const CommonAttentionMetadata& common, bool cross) {
-  const auto num_reqs = static_cast<std::size_t>(common.num_reqs);
-  if (common.num_reqs < 0 || common.query_start_loc.size() < num_reqs + 1 ||
-      common.seq_lens.size() < num_reqs || common.block_table.num_rows < common.num_reqs) {
-    fail(
-        "CPU_REFERENCE forward: num_reqs {} needs query_start_loc of {} entries, seq_lens and "
-        "block-table rows of {}; got {}, {} and {}",
-        common.num_reqs, num_reqs + 1, num_reqs, common.query_start_loc.size(),
-        common.seq_lens.size(), common.block_table.num_rows);
-  }
-  if (cross && !common.encoder_seq_lens.empty() && common.encoder_seq_lens.size() < num_reqs) {
-    fail("CPU_REFERENCE forward: encoder_seq_lens has {} entries for {} requests",
-         common.encoder_seq_lens.size(), num_reqs);
-  }
-}
-
 // Every block a request with query tokens may read must be a valid kernel block.
 void check_request(const AttentionShape& shape, const CommonAttentionMetadata& common,
                    const PagedKVCache& cache, int r, const RequestExtent& extent) {
@@ -151,11 +105,7 @@ void check_request(const AttentionShape& shape, const CommonAttentionMetadata& c
 // Checks the whole batch before any output row is written; returns the real token count.
 int check_batch(const AttentionForwardArgs& args, const PagedKVCache& cache) {
   const CommonAttentionMetadata& common = args.metadata.common;
-  check_arrays(common, is_cross(args.shape));
-  if (common.query_start_loc[0] != 0) {
-    fail("CPU_REFERENCE forward: query_start_loc must start at 0, got {}",
-         common.query_start_loc[0]);
-  }
+  backend_checks::check_step_arrays("CPU_REFERENCE", common, is_cross(args.shape));
   for (int r = 0; r < common.num_reqs; ++r) {
     check_request(args.shape, common, cache, r, request_extent(args.shape, common, r));
   }
@@ -245,7 +195,8 @@ void zero_padding_rows(const ActivationView& output, int first, int end) {
 
 void attention_forward(const AttentionForwardArgs& args) {
   const PagedKVCache cache(args.kv_cache, args.shape, "forward");
-  check_shape(args, cache.content());
+  backend_checks::check_forward_shape("CPU_REFERENCE", args, cache.content().key_size,
+                                      cache.content().value_size);
   const int num_tokens = check_batch(args, cache);
   Scratch scratch;
   for (int r = 0; r < args.metadata.common.num_reqs; ++r) attend_request(args, cache, r, scratch);
