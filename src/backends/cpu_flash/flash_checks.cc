@@ -3,7 +3,7 @@
 
 #include "flash_checks.h"
 
-#include "../forward_input_checks.h"
+#include "../cpu_backend_checks.h"
 #include "attnrt/core/error.h"
 
 namespace attnrt::cpu_flash {
@@ -11,31 +11,6 @@ namespace {
 
 bool is_cross(const AttentionShape& shape) {
   return shape.type == AttentionType::cross;
-}
-
-void check_view(const Tensor& view, std::string_view kernel) {
-  if (!view.defined() || view.dim() != 4) {
-    fail(
-        "CPU_FLASH {}: the KV cache must be a layer's 4-D view [kernel blocks, head slots, "
-        "states, content], got {}; bind the layer's cache before running it",
-        kernel, view.defined() ? view.describe() : std::string("no tensor"));
-  }
-  if (!view.device().is_cpu()) {
-    fail("CPU_FLASH {}: the KV cache lives on {}, but this backend reads host memory", kernel,
-         view.device().str());
-  }
-  if (!is_floating(view.dtype())) {
-    fail(
-        "CPU_FLASH {}: KV cache dtype {} is not a floating type; use float32, float16, "
-        "bfloat16 or fp8_e4m3",
-        kernel, dtype_name(view.dtype()));
-  }
-  if (view.size(3) > 1 && view.stride(3) != 1) {
-    fail(
-        "CPU_FLASH {}: the KV cache's content axis has stride {}; the kernels need K and V "
-        "contiguous (every KVCacheLayout keeps content innermost)",
-        kernel, view.stride(3));
-  }
 }
 
 // Every block a request with query tokens may read must be a valid kernel block.
@@ -72,29 +47,14 @@ void check_request(const AttentionShape& shape, const CommonAttentionMetadata& c
 
 CacheView make_cache_view(const Tensor& view, const AttentionShape& shape,
                           std::string_view kernel) {
-  if (shape.type == AttentionType::encoder_only) {
-    fail(
-        "CPU_FLASH {}: encoder_only attention keeps no KV cache, and the kernel arguments carry "
-        "keys only through the cache; choose another backend for encoder-only layers",
-        kernel);
-  }
-  check_view(view, kernel);
   CacheView cache;
   const bool mla = shape.type == AttentionType::mla;
   cache.key_size = shape.head_size;
   cache.value_offset = mla ? 0 : shape.head_size;  // MLA: the latent's first entries
   cache.value_size = shape.head_size_v;
   const int stored = std::max(cache.key_size, cache.value_offset + cache.value_size);
-  if (view.size(1) < shape.num_kv_heads) {
-    fail("CPU_FLASH {}: the KV cache has {} head slots but the layer has {} KV heads", kernel,
-         view.size(1), shape.num_kv_heads);
-  }
-  if (view.size(3) < stored) {
-    fail(
-        "CPU_FLASH {}: the KV cache stores {} content entries per head and token, but the layer "
-        "needs {} (head_size {}, head_size_v {})",
-        kernel, view.size(3), stored, shape.head_size, shape.head_size_v);
-  }
+  backend_checks::check_cache_view("CPU_FLASH", kernel, view, shape, stored,
+                                   /*contiguous_content=*/true);
   cache.base = view.data();
   cache.dtype = view.dtype();
   cache.element_size = static_cast<int>(dtype_size(cache.dtype));
@@ -128,25 +88,7 @@ int read_and_check_requests(const AttentionForwardArgs& args, const CacheView& c
 
 void check_write(const KVWriteArgs& args, const CacheView& cache) {
   const int num_tokens = args.key.num_tokens;
-  const auto check_rows = [&](const ActivationView& view, std::string_view what, int size) {
-    if (view.data == nullptr && num_tokens > 0) {
-      fail("CPU_FLASH write_kv: {} has no data for {} tokens", what, num_tokens);
-    }
-    if (view.num_tokens < num_tokens || view.num_heads != args.shape.num_kv_heads ||
-        view.head_size != size) {
-      fail(
-          "CPU_FLASH write_kv: {} has {} tokens x {} heads x {} entries, but the layer writes {} "
-          "tokens x {} KV heads x {} entries",
-          what, view.num_tokens, view.num_heads, view.head_size, num_tokens,
-          args.shape.num_kv_heads, size);
-    }
-  };
-  check_rows(args.key, "key", cache.key_size);
-  if (args.shape.type != AttentionType::mla) check_rows(args.value, "value", cache.value_size);
-  if (args.slot_mapping.size() < static_cast<std::size_t>(num_tokens)) {
-    fail("CPU_FLASH write_kv: the slot mapping has {} entries for {} tokens",
-         args.slot_mapping.size(), num_tokens);
-  }
+  backend_checks::check_write_rows("CPU_FLASH", args, cache.key_size, cache.value_size);
   for (int t = 0; t < num_tokens; ++t) {
     const std::int64_t slot = args.slot_mapping[t];
     if (slot == PAD_SLOT_ID) continue;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "../cpu_backend_checks.h"
 #include "attnrt/core/error.h"
 
 namespace attnrt::cpu_reference {
@@ -25,38 +26,8 @@ int ContentLayout::stored_size() const {
 
 PagedKVCache::PagedKVCache(const Tensor& view, const AttentionShape& shape, std::string_view kernel)
     : content_(ContentLayout::of(shape)) {
-  if (shape.type == AttentionType::encoder_only) {
-    fail(
-        "CPU_REFERENCE {}: encoder_only attention keeps no KV cache, and the kernel arguments "
-        "carry keys only through the cache; choose another backend for encoder-only layers",
-        kernel);
-  }
-  if (!view.defined() || view.dim() != 4) {
-    fail(
-        "CPU_REFERENCE {}: the KV cache must be a layer's 4-D view [kernel blocks, head slots, "
-        "states, content], got {}; bind the layer's cache before running it",
-        kernel, view.defined() ? view.describe() : std::string("no tensor"));
-  }
-  if (!view.device().is_cpu()) {
-    fail("CPU_REFERENCE {}: the KV cache lives on {}, but this backend reads host memory", kernel,
-         view.device().str());
-  }
-  if (!is_floating(view.dtype())) {
-    fail(
-        "CPU_REFERENCE {}: KV cache dtype {} is not a floating type; use float32, float16, "
-        "bfloat16 or fp8_e4m3",
-        kernel, dtype_name(view.dtype()));
-  }
-  if (view.size(1) < shape.num_kv_heads) {
-    fail("CPU_REFERENCE {}: the KV cache has {} head slots but the layer has {} KV heads", kernel,
-         view.size(1), shape.num_kv_heads);
-  }
-  if (view.size(3) < content_.stored_size()) {
-    fail(
-        "CPU_REFERENCE {}: the KV cache stores {} content entries per head and token, but the "
-        "layer needs {} (head_size {}, head_size_v {})",
-        kernel, view.size(3), content_.stored_size(), shape.head_size, shape.head_size_v);
-  }
+  backend_checks::check_cache_view("CPU_REFERENCE", kernel, view, shape, content_.stored_size(),
+                                   /*contiguous_content=*/false);
   base_ = view.data();
   dtype_ = view.dtype();
   element_size_ = static_cast<std::int64_t>(dtype_size(dtype_));

@@ -13,7 +13,7 @@
 #include <limits>
 #include <vector>
 
-#include "../forward_input_checks.h"
+#include "../cpu_backend_checks.h"
 #include "attnrt/core/error.h"
 #include "paged_kv_cache.h"
 #include "reference_kernels.h"

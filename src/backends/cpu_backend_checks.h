@@ -1,0 +1,36 @@
+#pragma once
+// Input rules every CPU paged-attention backend applies before it writes anything: the layer's
+// cache view, the layer's shape against the activation rows, the step's metadata arrays against
+// num_reqs, and the rows write_kv stores. Messages start with the backend's name
+// ("CPU_FLASH forward: ...").
+
+#include <cstdint>
+#include <string_view>
+
+#include "attnrt/attention/attention_backend.h"
+
+namespace attnrt::backend_checks {
+
+// The layer's cache `view` for `shape`: not encoder-only, a 4-D host tensor [kernel blocks, head
+// slots, states, content] of a floating dtype, with the layer's KV heads and at least
+// `stored_size` content entries, contiguous if `contiguous_content`. `kernel` ("forward",
+// "write_kv") names the caller.
+void check_cache_view(std::string_view backend, std::string_view kernel, const Tensor& view,
+                      const AttentionShape& shape, std::int64_t stored_size,
+                      bool contiguous_content);
+
+// write_kv's key (and, but for MLA, value) rows hold the tokens it writes with the layer's KV
+// heads and sizes, and the slot mapping has an entry per token.
+void check_write_rows(std::string_view backend, const KVWriteArgs& args, int key_size,
+                      int value_size);
+
+// Query heads divide into KV-head groups, windowed types are causal with a positive window or
+// chunk, and the query/output rows have the layer's heads and key/value sizes.
+void check_forward_shape(std::string_view backend, const AttentionForwardArgs& args, int key_size,
+                         int value_size);
+
+// query_start_loc (num_reqs + 1 entries, starting at 0), seq_lens, block-table rows and, for
+// cross attention, encoder_seq_lens are long enough for num_reqs requests.
+void check_step_arrays(std::string_view backend, const CommonAttentionMetadata& common, bool cross);
+
+}  // namespace attnrt::backend_checks
