@@ -7,9 +7,12 @@
 #include "attnrt/attention/backend_profile.h"
 #include "attnrt/attention/forward_context.h"
 #include "attnrt/core/error.h"
+#include "error_of.h"
 
 namespace attnrt {
 namespace {
+
+using testing::error_of;
 
 class CountingBuilder : public AttentionMetadataBuilder {
  public:
@@ -50,15 +53,6 @@ BackendRegistry builtins_with_fake() {
   registry.add(std::make_shared<FakeKernel>());
   registry.set_default("FAKE_KERNEL");
   return registry;
-}
-
-std::string error_of(auto&& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(BackendRegistry, FindsGetsAndResolvesTheDefault) {

@@ -9,21 +9,15 @@
 #include <vector>
 
 #include "attnrt/core/error.h"
+#include "error_of.h"
 
 namespace attnrt {
 namespace {
 
+using testing::error_of;
+
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-std::string error_of(const auto& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "no error";
-}
 
 TEST(BlockPoolTest, HandsOutEveryBlockButTheNullBlockInOrder) {
   BlockPool pool(5);

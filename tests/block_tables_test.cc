@@ -12,22 +12,16 @@
 
 #include "attnrt/core/error.h"
 #include "attnrt/kv/kv_cache_views.h"
+#include "error_of.h"
 #include "step_test_model.h"
 
 namespace attnrt {
 namespace {
 
+using testing::error_of;
+
 using Ids = std::vector<std::int32_t>;
 using Slots = std::vector<std::int64_t>;
-
-std::string error_of(auto&& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
 
 // append_block_ids with one vector per group.
 void append(BlockTables& tables, int req, const std::vector<Ids>& ids, bool overwrite) {

@@ -11,6 +11,7 @@
 
 #include "attnrt/core/device.h"
 #include "attnrt/core/error.h"
+#include "error_of.h"
 
 // The allocation-failure test asks for more memory than exists; under AddressSanitizer that must
 // come back as nullptr (as it does from glibc) rather than abort the process.
@@ -21,14 +22,7 @@ extern "C" const char* __asan_default_options() {
 namespace attnrt {
 namespace {
 
-std::string error_message(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "<no error>";
-}
+using testing::error_of;
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -62,7 +56,7 @@ TEST(DeviceTest, StrRoundTrips) {
 TEST(DeviceTest, RejectsEverythingElseNamingTheText) {
   for (const char* bad : {"", "gpu", "CPU", "cpu:0", " cpu", "cuda:", "cuda:-1", "cuda:+1",
                           "cuda:1x", "cuda:x", "cuda:99999999999", "cuda0", "cuda: 1"}) {
-    const std::string message = error_message([&] { Device::parse(bad); });
+    const std::string message = error_of([&] { Device::parse(bad); });
     // Built with fmt: GCC 12 at -O3 flags `"\"" + std::string(bad)` with a false -Wrestrict.
     EXPECT_TRUE(contains(message, fmt::format("\"{}\"", bad))) << bad << ": " << message;
     EXPECT_TRUE(contains(message, "cuda:N")) << message;
@@ -127,13 +121,13 @@ TEST(BufferTest, MoveTransfersOwnership) {
 }
 
 TEST(BufferTest, CudaIsNotAvailableInThisBuild) {
-  const std::string message = error_message([] { Buffer::allocate(16, Device::cuda(1)); });
+  const std::string message = error_of([] { Buffer::allocate(16, Device::cuda(1)); });
   EXPECT_TRUE(contains(message, "CUDA device cuda:1")) << message;
   EXPECT_TRUE(contains(message, "not available in this build")) << message;
 }
 
 TEST(BufferTest, FailedAllocationThrowsWithTheSize) {
-  const std::string message = error_message([] { Buffer::allocate(std::size_t{1} << 50); });
+  const std::string message = error_of([] { Buffer::allocate(std::size_t{1} << 50); });
   EXPECT_TRUE(contains(message, "out of host memory")) << message;
   EXPECT_TRUE(contains(message, "1048576.00 GiB")) << message;
   EXPECT_TRUE(contains(message, "1073741824.0 MiB")) << message;
@@ -141,7 +135,7 @@ TEST(BufferTest, FailedAllocationThrowsWithTheSize) {
 
 TEST(BufferTest, SizesBeyondInt64AreRejectedUpFront) {
   const std::string message =
-      error_message([] { Buffer::allocate(std::numeric_limits<std::size_t>::max()); });
+      error_of([] { Buffer::allocate(std::numeric_limits<std::size_t>::max()); });
   EXPECT_TRUE(contains(message, "18446744073709551615 bytes")) << message;
   EXPECT_TRUE(contains(message, "largest addressable")) << message;
 }

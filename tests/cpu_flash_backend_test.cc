@@ -20,9 +20,12 @@
 #include "attnrt/backends/cpu_flash/simd_targets.h"
 #include "attnrt/core/error.h"
 #include "cpu_flash_batch.h"
+#include "error_of.h"
 
 namespace attnrt {
 namespace {
+
+using testing::error_of;
 
 using flash_test::Batch;
 using flash_test::describe;
@@ -138,8 +141,8 @@ TEST(CpuFlashBackendTest, Bf16DecodesForEveryRowCountMatchTheReference) {
 // every cache dtype: a prefill chunk, a decode and a spec-decode row per batch.
 TEST(CpuFlashBackendTest, RealHeadSizesMatchTheReference) {
   const CpuFlashBackend flash(splitting_options());
-  const std::vector<std::pair<int, int>> sizes = {{64, 64}, {80, 80}, {96, 96}, {128, 128},
-                                                  {256, 256}};
+  const std::vector<std::pair<int, int>> sizes = {
+      {64, 64}, {80, 80}, {96, 96}, {128, 128}, {256, 256}};
   int seed = 60;
   for (DType dtype : {DType::f32, DType::f16, DType::bf16, DType::fp8_e4m3}) {
     for (const auto& [head_size, head_size_v] : sizes) {
@@ -352,15 +355,6 @@ TEST(CpuFlashBackendTest, WriteKvRoundsLikeTheReferenceAndSkipsPadSlots) {
               0)
         << dtype_name(dtype);
   }
-}
-
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
 }
 
 TEST(CpuFlashBackendTest, RejectsBadInputsBeforeWriting) {

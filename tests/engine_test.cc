@@ -15,11 +15,14 @@
 
 #include "attnrt/core/error.h"
 #include "attnrt/engine/engine_workload.h"
+#include "error_of.h"
 #include "run_report.h"
 #include "tiny_model_rig.h"
 
 namespace attnrt {
 namespace {
+
+using testing::error_of;
 
 // Graphs for 1..32 tokens; FULL_AND_PIECEWISE decodes up to 4 requests in FULL graphs.
 EngineConfig engine_config(const std::string& mode, bool fast_prefill) {
@@ -72,15 +75,6 @@ double max_logit_difference(const Engine& a, const Engine& b) {
     }
   }
   return worst;
-}
-
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(EngineTest, EveryGeneratedTokenAgreesWithTheDenseRecomputation) {

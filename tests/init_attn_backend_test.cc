@@ -9,10 +9,13 @@
 #include "attnrt/core/error.h"
 #include "attnrt/runner/attn_utils.h"
 #include "attnrt/runner/kv_sharing.h"
+#include "error_of.h"
 #include "fake_attention_backend.h"
 
 namespace attnrt {
 namespace {
+
+using testing::error_of;
 
 using testing::fake_backend;
 using testing::fake_builder;
@@ -63,15 +66,6 @@ std::vector<std::vector<Names>> layer_names(const InitAttnBackendResult& result)
     for (const AttentionGroup& group : groups) names.back().push_back(group.layer_names);
   }
   return names;
-}
-
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(InitAttnBackend, QueryHeadCountsSplitGroupsAndKernelBlocksSplitBuilders) {

@@ -11,20 +11,14 @@
 
 #include "attnrt/core/error.h"
 #include "attnrt/kv/kv_cache_views.h"
+#include "error_of.h"
 
 namespace attnrt {
 namespace {
 
-using Strides = std::array<std::int64_t, 5>;  // logical [L, B, H, N, C], bytes
+using testing::error_of;
 
-std::string error_of(auto&& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
+using Strides = std::array<std::int64_t, 5>;  // logical [L, B, H, N, C], bytes
 
 TEST(KVCacheLayoutTest, NamesRoundTrip) {
   for (KVCacheLayout layout : kAllLayouts) {

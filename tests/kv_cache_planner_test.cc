@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 
 #include "attnrt/core/error.h"
+#include "error_of.h"
 
 namespace attnrt {
 namespace {
+
+using testing::error_of;
 
 using Names = std::vector<std::string>;
 
@@ -31,15 +34,6 @@ Names names(std::initializer_list<int> indices) {
   Names out;
   for (int index : indices) out.push_back(name(index));
   return out;
-}
-
-std::string error_of(const auto& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
 }
 
 // --- SEMANTICS §8.9: two full layers, with and without KV sharing ------------------------------

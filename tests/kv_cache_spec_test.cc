@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 
 #include "attnrt/core/error.h"
+#include "error_of.h"
 
 namespace attnrt {
 namespace {
+
+using testing::error_of;
 
 // max_model_len 4096, max_num_batched_tokens 2048, max_encoder_len 1500.
 EngineConfig memory_config() {
@@ -17,15 +20,6 @@ EngineConfig memory_config() {
   config.model.max_encoder_len = 1500;
   config.scheduler.max_num_batched_tokens = 2048;
   return config;
-}
-
-std::string error_of(const auto& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
 }
 
 TEST(KVCacheSpecTest, KindNames) {
@@ -174,8 +168,9 @@ TEST(KVCacheSpecTest, WithBlockSizeScalesThePage) {
   EXPECT_EQ(kernel.block_size, 8);
   EXPECT_FALSE(kernel.is_padded());
   EXPECT_EQ(kernel.page_size_bytes(), 8 * 576 * 2);
-  EXPECT_NE(error_of([&] { padded.with_block_size(32); })
-                .find("a padded page can only be split into kernel blocks that divide"),
+  EXPECT_NE(error_of([&] {
+              padded.with_block_size(32);
+            }).find("a padded page can only be split into kernel blocks that divide"),
             std::string::npos);
   EXPECT_NE(error_of([&] { spec.with_block_size(0); }).find("block size must be positive, got 0"),
             std::string::npos);

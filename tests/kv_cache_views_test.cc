@@ -13,9 +13,12 @@
 #include <vector>
 
 #include "attnrt/core/error.h"
+#include "error_of.h"
 
 namespace attnrt {
 namespace {
+
+using testing::error_of;
 
 KVCacheTensor place_group(const KVCacheSpec& spec, std::int64_t num_blocks, int layer_slots,
                           KVCacheLayout layout, std::vector<std::string> layers) {
@@ -41,15 +44,6 @@ KVCacheConfig one_group_config(const KVCacheSpec& spec, std::int64_t num_blocks,
   config.kv_cache_tensors.push_back(
       place_group(spec, num_blocks, num_layers, layout, layer_names(num_layers)));
   return config;
-}
-
-std::string error_of(auto&& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
 }
 
 std::vector<std::int64_t> dims(std::initializer_list<std::int64_t> values) {

@@ -24,6 +24,7 @@
 #include "attnrt/kv/kv_cache_planner.h"
 #include "attnrt/kv/kv_cache_views.h"
 #include "dense_attention.h"
+#include "error_of.h"
 
 namespace attnrt::testing {
 
@@ -345,16 +346,6 @@ class PagedBatch {
   int block_table_cols_ = 1;
   std::unique_ptr<AttentionMetadataBuilder> builder_;
 };
-
-// The message of the attnrt::Error `action` throws, or "(no error)".
-std::string error_of(auto&& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
 
 // Entries off by more than tolerance × max(1, |expected|) (NaN included); reports the first.
 inline void expect_close(const std::vector<float>& actual, const std::vector<float>& expected,

@@ -10,6 +10,7 @@
 #include "attnrt/core/error.h"
 #include "attnrt/runner/batch_descriptor.h"
 #include "attnrt/runner/cudagraph_mode.h"
+#include "error_of.h"
 
 namespace attnrt::testing {
 
@@ -32,16 +33,6 @@ using Flags = std::vector<std::uint8_t>;
 template <typename T>
 std::vector<T> vec(std::span<const T> values) {
   return std::vector<T>(values.begin(), values.end());
-}
-
-// The message of the attnrt::Error `action` throws, or "(no error)".
-std::string error_of(auto&& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
 }
 
 }  // namespace attnrt::testing

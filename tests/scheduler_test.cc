@@ -12,22 +12,16 @@
 #include <vector>
 
 #include "attnrt/core/error.h"
+#include "error_of.h"
 
 namespace attnrt {
 namespace {
 
+using testing::error_of;
+
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using Ids = std::vector<BlockId>;
-
-std::string error_of(const auto& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "no error";
-}
 
 EngineConfig engine_config(int max_num_seqs, int max_num_batched_tokens, int max_model_len = 64) {
   EngineConfig config;
@@ -66,8 +60,7 @@ Ids new_ids(const SchedulerOutput& output, int index, int group) {
 
 std::vector<int> chunk_sizes(const SchedulerOutput& output) {
   std::vector<int> sizes;
-  for (const SchedulerEntry& entry : output.scheduled)
-    sizes.push_back(entry.num_scheduled_tokens);
+  for (const SchedulerEntry& entry : output.scheduled) sizes.push_back(entry.num_scheduled_tokens);
   return sizes;
 }
 

@@ -10,20 +10,14 @@
 #include <vector>
 
 #include "attnrt/core/error.h"
+#include "error_of.h"
 
 namespace attnrt {
 namespace {
 
-using Dims = std::vector<std::int64_t>;
+using testing::error_of;
 
-std::string error_message(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "<no error>";
-}
+using Dims = std::vector<std::int64_t>;
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -70,11 +64,11 @@ TEST(TensorTest, ZerosWithEmptyAxisOrNoAxes) {
   EXPECT_EQ(scalar.at<std::int64_t>({}), 9);
   EXPECT_EQ(scalar.end_byte(), 8);
 
-  EXPECT_TRUE(contains(error_message([] {
+  EXPECT_TRUE(contains(error_of([] {
                          Tensor::zeros(DType::f32, {2, -1});
                        }),
                        "axis 1 has negative size -1"));
-  EXPECT_TRUE(contains(error_message([] { Tensor::zeros(DType::f32, {4}, Device::cuda(0)); }),
+  EXPECT_TRUE(contains(error_of([] { Tensor::zeros(DType::f32, {4}, Device::cuda(0)); }),
                        "not available in this build"));
 }
 
@@ -83,9 +77,9 @@ TEST(TensorTest, DefaultTensorIsUndefined) {
   EXPECT_FALSE(tensor.defined());
   EXPECT_EQ(tensor.data(), nullptr);
   EXPECT_EQ(tensor.describe(), "undefined tensor");
-  EXPECT_TRUE(contains(error_message([&] { tensor.view({1}); }), "undefined"));
-  EXPECT_TRUE(contains(error_message([&] { tensor.get({}); }), "undefined"));
-  EXPECT_TRUE(contains(error_message([&] { tensor.to_dlpack(); }), "undefined"));
+  EXPECT_TRUE(contains(error_of([&] { tensor.view({1}); }), "undefined"));
+  EXPECT_TRUE(contains(error_of([&] { tensor.get({}); }), "undefined"));
+  EXPECT_TRUE(contains(error_of([&] { tensor.to_dlpack(); }), "undefined"));
 }
 
 TEST(TensorTest, ConstructorAcceptsViewsInsideTheBuffer) {
@@ -104,7 +98,7 @@ TEST(TensorTest, ConstructorAcceptsViewsInsideTheBuffer) {
 
 TEST(TensorTest, ConstructorRejectsViewsOutsideTheBuffer) {
   const auto buffer = Buffer::allocate(96);
-  const std::string past_end = error_message([&] {
+  const std::string past_end = error_of([&] {
     Tensor(buffer, DType::f32, {2, 3, 4}, {12, 4, 1}, 4);
   });
   EXPECT_TRUE(contains(past_end, "addresses bytes up to 100")) << past_end;
@@ -114,19 +108,19 @@ TEST(TensorTest, ConstructorRejectsViewsOutsideTheBuffer) {
   EXPECT_THROW(Tensor(buffer, DType::f32, {0, 5}, {5, 1}, 100), Error);
   EXPECT_THROW(Tensor(buffer, DType::f32, {2, 2}, {INT64_MAX / 2, 1}), Error);  // overflow
 
-  EXPECT_TRUE(contains(error_message([&] { Tensor(buffer, DType::f32, {4}, {-1}, 12); }),
-                       "negative stride -1"));
   EXPECT_TRUE(
-      contains(error_message([&] { Tensor(buffer, DType::f32, {-2}, {1}); }), "negative size -2"));
-  EXPECT_TRUE(contains(error_message([&] {
+      contains(error_of([&] { Tensor(buffer, DType::f32, {4}, {-1}, 12); }), "negative stride -1"));
+  EXPECT_TRUE(
+      contains(error_of([&] { Tensor(buffer, DType::f32, {-2}, {1}); }), "negative size -2"));
+  EXPECT_TRUE(contains(error_of([&] {
                          Tensor(buffer, DType::f32, {2, 2}, {1});
                        }),
                        "has 2 axes but strides [1] have 1"));
-  EXPECT_TRUE(contains(error_message([&] { Tensor(buffer, DType::f32, {2}, {1}, -4); }),
+  EXPECT_TRUE(contains(error_of([&] { Tensor(buffer, DType::f32, {2}, {1}, -4); }),
                        "byte offset -4 is negative"));
   EXPECT_TRUE(
-      contains(error_message([&] { Tensor(buffer, DType::f32, {2}, {1}, 2); }), "not a multiple"));
-  EXPECT_TRUE(contains(error_message([] { Tensor(nullptr, DType::f32, {1}, {1}); }), "null"));
+      contains(error_of([&] { Tensor(buffer, DType::f32, {2}, {1}, 2); }), "not a multiple"));
+  EXPECT_TRUE(contains(error_of([] { Tensor(nullptr, DType::f32, {1}, {1}); }), "null"));
 }
 
 TEST(TensorTest, SizeAndStrideAcceptNegativeAxes) {
@@ -135,7 +129,7 @@ TEST(TensorTest, SizeAndStrideAcceptNegativeAxes) {
   EXPECT_EQ(tensor.size(-1), 4);
   EXPECT_EQ(tensor.stride(1), 4);
   EXPECT_EQ(tensor.stride(-3), 12);
-  EXPECT_TRUE(contains(error_message([&] { tensor.size(3); }), "axis 3 is out of range"));
+  EXPECT_TRUE(contains(error_of([&] { tensor.size(3); }), "axis 3 is out of range"));
   EXPECT_THROW(tensor.stride(-4), Error);
 }
 
@@ -158,13 +152,13 @@ TEST(TensorTest, ViewReshapesContiguousTensorsWithoutCopying) {
 
 TEST(TensorTest, ViewRejectsWrongCountsAndNonContiguousTensors) {
   const Tensor tensor = iota_234();
-  const std::string wrong = error_message([&] { tensor.view({5, 5}); });
+  const std::string wrong = error_of([&] { tensor.view({5, 5}); });
   EXPECT_TRUE(contains(wrong, "view([5, 5]) has 25 elements")) << wrong;
   EXPECT_TRUE(contains(wrong, "has 24")) << wrong;
   EXPECT_THROW(tensor.view({-1, 5}), Error);
   EXPECT_THROW(tensor.view({-1, -1}), Error);
   EXPECT_THROW(tensor.view({-2, 12}), Error);
-  const std::string permuted = error_message([&] { tensor.permute({1, 0, 2}).view({24}); });
+  const std::string permuted = error_of([&] { tensor.permute({1, 0, 2}).view({24}); });
   EXPECT_TRUE(contains(permuted, "contiguous")) << permuted;
 }
 
@@ -181,9 +175,9 @@ TEST(TensorTest, PermuteReordersAxes) {
   const std::vector<int> identity = {0, 1, 2};
   EXPECT_TRUE(tensor.permute(identity).is_contiguous());
 
-  EXPECT_TRUE(contains(error_message([&] { tensor.permute({0, 0, 1}); }), "appears twice"));
-  EXPECT_TRUE(contains(error_message([&] { tensor.permute({0, 1}); }), "2 axes"));
-  EXPECT_TRUE(contains(error_message([&] { tensor.permute({0, 1, 3}); }), "axis 3"));
+  EXPECT_TRUE(contains(error_of([&] { tensor.permute({0, 0, 1}); }), "appears twice"));
+  EXPECT_TRUE(contains(error_of([&] { tensor.permute({0, 1}); }), "2 axes"));
+  EXPECT_TRUE(contains(error_of([&] { tensor.permute({0, 1, 3}); }), "axis 3"));
 }
 
 TEST(TensorTest, SelectDropsAnAxis) {
@@ -202,7 +196,7 @@ TEST(TensorTest, SelectDropsAnAxis) {
   EXPECT_EQ(scalar.dim(), 0);
   EXPECT_EQ(scalar.get({}), 17.0f);
 
-  const std::string message = error_message([&] { tensor.select(1, 3); });
+  const std::string message = error_of([&] { tensor.select(1, 3); });
   EXPECT_TRUE(contains(message, "index 3 is out of range for axis 1 of size 3")) << message;
   EXPECT_THROW(tensor.select(1, -1), Error);
   EXPECT_THROW(tensor.select(3, 0), Error);
@@ -228,7 +222,7 @@ TEST(TensorTest, SliceRestrictsAnAxis) {
   EXPECT_EQ(empty.end_byte(), 48);
   EXPECT_EQ(tensor.slice(-2, 0, 3).shape(), (Dims{2, 3, 4}));
 
-  const std::string message = error_message([&] { tensor.slice(1, 2, 4); });
+  const std::string message = error_of([&] { tensor.slice(1, 2, 4); });
   EXPECT_TRUE(contains(message, "[2, 4) is not within axis 1 of size 3")) << message;
   EXPECT_THROW(tensor.slice(1, 2, 1), Error);
   EXPECT_THROW(tensor.slice(1, -1, 2), Error);
@@ -283,16 +277,16 @@ TEST(TensorTest, ReinterpretToSmallerAndSameSizeTypes) {
 TEST(TensorTest, ReinterpretRejectsBytesThatDoNotDivide) {
   const auto buffer = Buffer::allocate(64);
   const Tensor six(buffer, DType::int8, {2, 6}, {6, 1});
-  EXPECT_TRUE(contains(error_message([&] { six.reinterpret(DType::f32); }),
+  EXPECT_TRUE(contains(error_of([&] { six.reinterpret(DType::f32); }),
                        "last axis has 6 bytes, not a multiple of 4"));
   const Tensor strided(buffer, DType::int8, {2, 4}, {6, 1});
-  EXPECT_TRUE(contains(error_message([&] { strided.reinterpret(DType::f32); }),
+  EXPECT_TRUE(contains(error_of([&] { strided.reinterpret(DType::f32); }),
                        "axis 0 stride of 6 bytes is not a multiple of 4"));
   const Tensor shifted(buffer, DType::int8, {2, 4}, {8, 1}, 2);
-  EXPECT_TRUE(contains(error_message([&] { shifted.reinterpret(DType::f32); }),
+  EXPECT_TRUE(contains(error_of([&] { shifted.reinterpret(DType::f32); }),
                        "byte offset 2 is not a multiple of 4"));
   const Tensor transposed = Tensor::zeros(DType::f32, {2, 4}).permute({1, 0});
-  EXPECT_TRUE(contains(error_message([&] { transposed.reinterpret(DType::int8); }),
+  EXPECT_TRUE(contains(error_of([&] { transposed.reinterpret(DType::int8); }),
                        "last axis is not contiguous"));
   const Tensor scalar(buffer, DType::int32, {}, {});
   EXPECT_THROW(scalar.reinterpret(DType::int8), Error);
@@ -321,19 +315,19 @@ TEST(TensorTest, ElementAccessConvertsThroughTheDType) {
 
 TEST(TensorTest, ElementAccessIsBoundsChecked) {
   const Tensor tensor = Tensor::zeros(DType::f32, {2, 3});
-  const std::string out_of_range = error_message([&] { tensor.get({2, 0}); });
+  const std::string out_of_range = error_of([&] { tensor.get({2, 0}); });
   EXPECT_TRUE(contains(out_of_range, "index 2 is out of range for axis 0 of size 2"))
       << out_of_range;
-  EXPECT_TRUE(contains(error_message([&] {
+  EXPECT_TRUE(contains(error_of([&] {
                          tensor.set({0, 3}, 1.0f);
                        }),
                        "index 3 is out of range for axis 1 of size 3"));
-  EXPECT_TRUE(contains(error_message([&] {
+  EXPECT_TRUE(contains(error_of([&] {
                          tensor.get({0, -1});
                        }),
                        "index -1 is out of range for axis 1"));
-  EXPECT_TRUE(contains(error_message([&] { tensor.get({1}); }), "has 1 coordinates"));
-  const std::string wrong_type = error_message([&] { tensor.at<double>({0, 0}); });
+  EXPECT_TRUE(contains(error_of([&] { tensor.get({1}); }), "has 1 coordinates"));
+  const std::string wrong_type = error_of([&] { tensor.at<double>({0, 0}); });
   EXPECT_TRUE(contains(wrong_type, "8-byte T")) << wrong_type;
   EXPECT_TRUE(contains(wrong_type, "4-byte elements")) << wrong_type;
   EXPECT_THROW(tensor.at<std::int16_t>({0, 0}), Error);
