@@ -1,5 +1,7 @@
 #include "cpu_backend_checks.h"
 
+#include <span>
+
 #include "attnrt/core/error.h"
 
 namespace attnrt::backend_checks {
@@ -125,6 +127,39 @@ void check_step_arrays(std::string_view backend, const CommonAttentionMetadata& 
   }
   if (common.query_start_loc[0] != 0) {
     fail("{} forward: query_start_loc must start at 0, got {}", backend, common.query_start_loc[0]);
+  }
+}
+
+void check_request(std::string_view backend, const AttentionShape& shape,
+                   const CommonAttentionMetadata& common, int r, const RequestExtent& extent,
+                   const CacheBlocks& cache) {
+  if (extent.query_len < 0) {
+    fail("{} forward: query_start_loc decreases at request {} ({} then {})", backend, r,
+         extent.query_start, extent.query_start + extent.query_len);
+  }
+  if (extent.query_len == 0) return;  // padded or idle: nothing is read
+  const bool cross = shape.type == AttentionType::cross;
+  if (extent.kv_len < 0 || (!cross && extent.kv_len < extent.query_len)) {
+    fail("{} forward: request {} has seq_len {} but {} query tokens", backend, r, extent.kv_len,
+         extent.query_len);
+  }
+  const int num_blocks = (extent.kv_len + cache.kernel_block_size - 1) / cache.kernel_block_size;
+  if (num_blocks > common.block_table.num_cols) {
+    fail(
+        "{} forward: request {} needs {} kernel blocks of {} tokens for {} keys, but the block "
+        "table has {} columns",
+        backend, r, num_blocks, cache.kernel_block_size, extent.kv_len,
+        common.block_table.num_cols);
+  }
+  const std::span<const std::int32_t> row = common.block_table.row(r);
+  for (int b = 0; b < num_blocks; ++b) {
+    if (row[b] < 0 || row[b] >= cache.num_kernel_blocks) {
+      fail(
+          "{} forward: request {} block-table entry {} is kernel block {}, outside the KV cache "
+          "view ({} kernel blocks of {} tokens, {})",
+          backend, r, b, row[b], cache.num_kernel_blocks, cache.kernel_block_size,
+          dtype_name(cache.dtype));
+    }
   }
 }
 

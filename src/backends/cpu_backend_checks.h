@@ -33,4 +33,22 @@ void check_forward_shape(std::string_view backend, const AttentionForwardArgs& a
 // cross attention, encoder_seq_lens are long enough for num_reqs requests.
 void check_step_arrays(std::string_view backend, const CommonAttentionMetadata& common, bool cross);
 
+// The extent of request r of a step and the cache it reads: query_start_loc does not decrease,
+// a request with query tokens has at least as many keys (cross attention aside), and its
+// block-table row has a valid kernel block for every key. Requests without query tokens read
+// nothing and pass.
+struct RequestExtent {
+  int query_start = 0;
+  int query_len = 0;
+  int kv_len = 0;
+};
+struct CacheBlocks {
+  std::int64_t num_kernel_blocks = 0;
+  int kernel_block_size = 1;
+  DType dtype = DType::f32;
+};
+void check_request(std::string_view backend, const AttentionShape& shape,
+                   const CommonAttentionMetadata& common, int r, const RequestExtent& extent,
+                   const CacheBlocks& cache);
+
 }  // namespace attnrt::backend_checks

@@ -13,36 +13,6 @@ bool is_cross(const AttentionShape& shape) {
   return shape.type == AttentionType::cross;
 }
 
-// Every block a request with query tokens may read must be a valid kernel block.
-void check_request(const AttentionShape& shape, const CommonAttentionMetadata& common,
-                   const CacheView& cache, int r, const Request& request) {
-  if (request.query_len < 0) {
-    fail("CPU_FLASH forward: query_start_loc decreases at request {} ({} then {})", r,
-         request.query_start, request.query_start + request.query_len);
-  }
-  if (request.query_len == 0) return;  // padded or idle: nothing is read
-  if (request.kv_len < 0 || (!is_cross(shape) && request.kv_len < request.query_len)) {
-    fail("CPU_FLASH forward: request {} has seq_len {} but {} query tokens", r, request.kv_len,
-         request.query_len);
-  }
-  const int num_blocks = (request.kv_len + cache.kernel_block_size - 1) / cache.kernel_block_size;
-  if (num_blocks > common.block_table.num_cols) {
-    fail(
-        "CPU_FLASH forward: request {} needs {} kernel blocks of {} tokens for {} keys, but "
-        "the block table has {} columns",
-        r, num_blocks, cache.kernel_block_size, request.kv_len, common.block_table.num_cols);
-  }
-  for (int b = 0; b < num_blocks; ++b) {
-    const std::int32_t block = request.block_row[b];
-    if (block < 0 || block >= cache.num_kernel_blocks) {
-      fail(
-          "CPU_FLASH forward: request {} block-table entry {} is kernel block {}, outside the "
-          "KV cache view ({} kernel blocks of {} tokens, {})",
-          r, b, block, cache.num_kernel_blocks, cache.kernel_block_size, dtype_name(cache.dtype));
-    }
-  }
-}
-
 }  // namespace
 
 CacheView make_cache_view(const Tensor& view, const AttentionShape& shape,
@@ -76,7 +46,10 @@ int read_and_check_requests(const AttentionForwardArgs& args, const CacheView& c
   const CommonAttentionMetadata& common = args.metadata.common;
   read_requests(common, args.shape, requests);
   for (int r = 0; r < common.num_reqs; ++r) {
-    check_request(args.shape, common, cache, r, requests[r]);
+    const Request& request = requests[r];
+    backend_checks::check_request("CPU_FLASH", args.shape, common, r,
+                                  {request.query_start, request.query_len, request.kv_len},
+                                  {cache.num_kernel_blocks, cache.kernel_block_size, cache.dtype});
   }
   const int num_tokens = common.query_start_loc[common.num_reqs];
   if (num_tokens > args.query.num_tokens || num_tokens > args.output.num_tokens) {

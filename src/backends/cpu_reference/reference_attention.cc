@@ -71,43 +71,16 @@ KeyRange visible_keys(const AttentionShape& shape, bool causal, const RequestExt
   }
 }
 
-// Every block a request with query tokens may read must be a valid kernel block.
-void check_request(const AttentionShape& shape, const CommonAttentionMetadata& common,
-                   const PagedKVCache& cache, int r, const RequestExtent& extent) {
-  if (extent.query_len < 0) {
-    fail("CPU_REFERENCE forward: query_start_loc decreases at request {} ({} then {})", r,
-         extent.query_start, extent.query_start + extent.query_len);
-  }
-  if (extent.query_len == 0) return;  // padded or idle: nothing is read
-  if (extent.kv_len < 0 || (!is_cross(shape) && extent.kv_len < extent.query_len)) {
-    fail("CPU_REFERENCE forward: request {} has seq_len {} but {} query tokens", r, extent.kv_len,
-         extent.query_len);
-  }
-  const int kernel_block_size = cache.kernel_block_size();
-  const int num_blocks = (extent.kv_len + kernel_block_size - 1) / kernel_block_size;
-  if (num_blocks > common.block_table.num_cols) {
-    fail(
-        "CPU_REFERENCE forward: request {} needs {} kernel blocks of {} tokens for {} keys, but "
-        "the block table has {} columns",
-        r, num_blocks, kernel_block_size, extent.kv_len, common.block_table.num_cols);
-  }
-  const std::span<const std::int32_t> row = common.block_table.row(r);
-  for (int b = 0; b < num_blocks; ++b) {
-    if (row[b] < 0 || row[b] >= cache.num_kernel_blocks()) {
-      fail(
-          "CPU_REFERENCE forward: request {} block-table entry {} is kernel block {}, outside "
-          "the KV cache view ({})",
-          r, b, row[b], cache.describe());
-    }
-  }
-}
-
 // Checks the whole batch before any output row is written; returns the real token count.
 int check_batch(const AttentionForwardArgs& args, const PagedKVCache& cache) {
   const CommonAttentionMetadata& common = args.metadata.common;
   backend_checks::check_step_arrays("CPU_REFERENCE", common, is_cross(args.shape));
   for (int r = 0; r < common.num_reqs; ++r) {
-    check_request(args.shape, common, cache, r, request_extent(args.shape, common, r));
+    const RequestExtent extent = request_extent(args.shape, common, r);
+    backend_checks::check_request(
+        "CPU_REFERENCE", args.shape, common, r,
+        {extent.query_start, extent.query_len, extent.kv_len},
+        {cache.num_kernel_blocks(), cache.kernel_block_size(), cache.dtype()});
   }
   const int num_tokens = common.query_start_loc[common.num_reqs];
   if (num_tokens > args.query.num_tokens || num_tokens > args.output.num_tokens) {
