@@ -109,10 +109,6 @@ double DramReadProbe::measure(int num_threads, int repeats) const {
   return best;
 }
 
-double measure_dram_read_gbps(int num_threads, std::size_t bytes, int repeats) {
-  return DramReadProbe(bytes).measure(num_threads, repeats);
-}
-
 double measure_fma_peak_gflops(int num_threads, int repeats) {
   num_threads = std::max(1, num_threads);
   constexpr std::int64_t kIterations = 20'000'000;

@@ -23,10 +23,6 @@ class DramReadProbe {
   std::shared_ptr<Buffer> buffer_;
 };
 
-// DramReadProbe(bytes).measure(num_threads, repeats): `bytes` far larger than any cache.
-double measure_dram_read_gbps(int num_threads, std::size_t bytes = std::size_t{1} << 30,
-                              int repeats = 5);
-
 // Independent chains of fp32 fused multiply-adds in the widest vectors of the dispatched target
 // on every thread; the best of `repeats` runs, in GFLOP/s (an FMA counts 2 FLOPs).
 double measure_fma_peak_gflops(int num_threads, int repeats = 5);
