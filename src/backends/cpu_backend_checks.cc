@@ -74,8 +74,8 @@ void check_cache_view(std::string_view backend, std::string_view kernel, const T
   }
 }
 
-void check_write_rows(std::string_view backend, const KVWriteArgs& args, int key_size,
-                      int value_size) {
+void check_write(std::string_view backend, const KVWriteArgs& args, int key_size, int value_size,
+                 const CacheBlocks& cache) {
   const int num_tokens = args.key.num_tokens;
   const int heads = args.shape.num_kv_heads;
   check_write_activation(backend, args.key, "key", num_tokens, heads, key_size);
@@ -85,6 +85,19 @@ void check_write_rows(std::string_view backend, const KVWriteArgs& args, int key
   if (args.slot_mapping.size() < static_cast<std::size_t>(num_tokens)) {
     fail("{} write_kv: the slot mapping has {} entries for {} tokens", backend,
          args.slot_mapping.size(), num_tokens);
+  }
+  const std::int64_t num_slots = cache.num_kernel_blocks * cache.kernel_block_size;
+  for (int t = 0; t < num_tokens; ++t) {
+    const std::int64_t slot = args.slot_mapping[t];
+    if (slot == PAD_SLOT_ID) continue;
+    if (slot < 0 || slot >= num_slots) {
+      fail(
+          "{} write_kv: token {} has slot {}, outside the {} slots of the KV cache view ({} "
+          "kernel blocks of {} tokens, {}); slot mappings hold kernel slots (block * kernel "
+          "block size + offset) or PAD_SLOT_ID (-1)",
+          backend, t, slot, num_slots, cache.num_kernel_blocks, cache.kernel_block_size,
+          dtype_name(cache.dtype));
+    }
   }
 }
 

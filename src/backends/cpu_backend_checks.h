@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "attnrt/attention/attention_backend.h"
+#include "attnrt/attention/common_attention_metadata.h"
 
 namespace attnrt::backend_checks {
 
@@ -18,11 +19,6 @@ namespace attnrt::backend_checks {
 void check_cache_view(std::string_view backend, std::string_view kernel, const Tensor& view,
                       const AttentionShape& shape, std::int64_t stored_size,
                       bool contiguous_content);
-
-// write_kv's key (and, but for MLA, value) rows hold the tokens it writes with the layer's KV
-// heads and sizes, and the slot mapping has an entry per token.
-void check_write_rows(std::string_view backend, const KVWriteArgs& args, int key_size,
-                      int value_size);
 
 // Query heads divide into KV-head groups, windowed types are causal with a positive window or
 // chunk, and the query/output rows have the layer's heads and key/value sizes.
@@ -50,5 +46,11 @@ struct CacheBlocks {
 void check_request(std::string_view backend, const AttentionShape& shape,
                    const CommonAttentionMetadata& common, int r, const RequestExtent& extent,
                    const CacheBlocks& cache);
+
+// write_kv's inputs: key (and, but for MLA, value) rows for the tokens it writes with the layer's
+// KV heads and sizes, a slot-mapping entry per token, and every slot PAD_SLOT_ID or inside the
+// cache, so that a bad mapping leaves the cache unchanged.
+void check_write(std::string_view backend, const KVWriteArgs& args, int key_size, int value_size,
+                 const CacheBlocks& cache);
 
 }  // namespace attnrt::backend_checks

@@ -60,19 +60,8 @@ int read_and_check_requests(const AttentionForwardArgs& args, const CacheView& c
 }
 
 void check_write(const KVWriteArgs& args, const CacheView& cache) {
-  const int num_tokens = args.key.num_tokens;
-  backend_checks::check_write_rows("CPU_FLASH", args, cache.key_size, cache.value_size);
-  for (int t = 0; t < num_tokens; ++t) {
-    const std::int64_t slot = args.slot_mapping[t];
-    if (slot == PAD_SLOT_ID) continue;
-    if (slot < 0 || slot >= cache.num_slots()) {
-      fail(
-          "CPU_FLASH write_kv: token {} has slot {}, outside the {} slots of the KV cache view "
-          "({} kernel blocks of {} tokens); slot mappings hold kernel slots (block * kernel "
-          "block size + offset) or PAD_SLOT_ID (-1)",
-          t, slot, cache.num_slots(), cache.num_kernel_blocks, cache.kernel_block_size);
-    }
-  }
+  backend_checks::check_write("CPU_FLASH", args, cache.key_size, cache.value_size,
+                              {cache.num_kernel_blocks, cache.kernel_block_size, cache.dtype});
 }
 
 }  // namespace attnrt::cpu_flash

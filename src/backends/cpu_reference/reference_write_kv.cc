@@ -10,22 +10,6 @@
 namespace attnrt::cpu_reference {
 namespace {
 
-// All slots are checked before any is written, so a bad mapping leaves the cache unchanged.
-void check_slots(std::span<const std::int64_t> slot_mapping, int num_tokens,
-                 const PagedKVCache& cache) {
-  for (int t = 0; t < num_tokens; ++t) {
-    const std::int64_t slot = slot_mapping[t];
-    if (slot == PAD_SLOT_ID) continue;
-    if (slot < 0 || slot >= cache.num_slots()) {
-      fail(
-          "CPU_REFERENCE write_kv: token {} has slot {}, outside the {} slots of the KV cache "
-          "view ({}); slot mappings hold kernel slots (block * kernel block size + offset) or "
-          "PAD_SLOT_ID (-1)",
-          t, slot, cache.num_slots(), cache.describe());
-    }
-  }
-}
-
 void store_row(const float* row, int size, const PagedKVCache& cache, std::int64_t slot, int head,
                int first_entry) {
   for (int i = 0; i < size; ++i) {
@@ -38,9 +22,10 @@ void store_row(const float* row, int size, const PagedKVCache& cache, std::int64
 void write_kv(const KVWriteArgs& args) {
   const PagedKVCache cache(args.kv_cache, args.shape, "write_kv");
   const ContentLayout& content = cache.content();
-  backend_checks::check_write_rows("CPU_REFERENCE", args, content.key_size, content.value_size);
+  backend_checks::check_write(
+      "CPU_REFERENCE", args, content.key_size, content.value_size,
+      {cache.num_kernel_blocks(), cache.kernel_block_size(), cache.dtype()});
   const int num_tokens = args.key.num_tokens;
-  check_slots(args.slot_mapping, num_tokens, cache);
 
   const bool writes_value = args.shape.type != AttentionType::mla;
   for (int t = 0; t < num_tokens; ++t) {
