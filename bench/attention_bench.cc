@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "../tools/attnrt/bench_attention_cases.h"
+#include "attnrt/backends/cpu_flash/machine_probes.h"
 
 namespace {
 
@@ -70,5 +71,19 @@ BENCHMARK(BM_FlashPrefill)
     ->ArgsProduct({{512, 2048, 4096}, {128, 256}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// The DRAM read probe `attnrt bench attention` compares decode with, at the same thread count,
+// so that a filter can time the limit and a case side by side (bytes_per_second).
+void BM_DramReadProbe(benchmark::State& state) {
+  constexpr std::size_t kBytes = std::size_t{512} << 20;
+  const attnrt::DramReadProbe probe(kBytes);
+  probe.measure(bench_threads(), 1);  // first touch
+  double gbps = 0.0;
+  for (auto _ : state) gbps = probe.measure(bench_threads(), 1);
+  state.SetBytesProcessed(static_cast<std::int64_t>(kBytes) * state.iterations());
+  state.counters["last_GBps"] = gbps;
+  state.counters["threads"] = bench_threads();
+}
+BENCHMARK(BM_DramReadProbe)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
