@@ -20,6 +20,7 @@
 #include "attnrt/backends/cpu_flash/simd_targets.h"
 #include "attnrt/core/error.h"
 #include "cpu_flash_batch.h"
+#include "cpu_flash_check.h"
 #include "error_of.h"
 
 namespace attnrt {
@@ -28,40 +29,15 @@ namespace {
 using testing::error_of;
 
 using flash_test::Batch;
+using flash_test::check_scenario;
 using flash_test::describe;
 using flash_test::expect_close;
 using flash_test::random_scenario;
 using flash_test::rows_of;
 using flash_test::Scenario;
 using flash_test::spec_of;
-
-// Both backends read the same cache bytes (write_kv is bit-exact, checked below) and widen them
-// exactly to f32, so the dtype changes nothing but the values: only fp32 summation order and
-// exp2 vs exp (relative error ~1e-7 per weight) differ, and 2e-5 (relative to max(1, |x|))
-// holds for f32, f16, bf16 and fp8-e4m3 caches alike (observed: 2.4e-7 over 800 batches).
-// bf16 caches served by AVX512-BF16 dot products round the query rows and the softmax weights
-// to bf16 (2^-9 relative each); observed 1.3e-3 over the same 800 batches, so 5e-3.
-double tolerance(DType dtype, const CpuFlashBackend& flash) {
-  const bool dot_products =
-      dtype == DType::bf16 && flash.options().bf16_dot_products && cpu_flash_bf16_dot_products();
-  return dot_products ? 5e-3 : 2e-5;
-}
-
-// Small splits and three threads, so that the split-KV path and its merge run on tiny batches.
-CpuFlashOptions splitting_options() {
-  return {3, 16, 8, 1u << 20};
-}
-
-void check_scenario(const Scenario& s, unsigned seed, const CpuFlashBackend& flash,
-                    const std::string& what) {
-  SCOPED_TRACE(what);
-  Batch batch(s, seed, flash);
-  const auto builder = flash.create_builder(spec_of(s).with_block_size(s.kernel_block_size),
-                                            {"layer0"}, EngineConfig{}, Device::cpu());
-  const auto [expected, actual] = batch.run(builder->build(0, batch.common()));
-  EXPECT_TRUE(batch.caches_equal()) << "write_kv differs from CPU_REFERENCE's bytes";
-  expect_close(actual, expected, tolerance(s.dtype, flash), "output");
-}
+using flash_test::splitting_options;
+using flash_test::tolerance;
 
 TEST(CpuFlashBackendTest, RandomBatchesMatchTheReference) {
   const CpuFlashBackend flash(splitting_options());
@@ -94,45 +70,6 @@ TEST(CpuFlashBackendTest, EverySimdTargetMatchesTheReference) {
     for (int i = 0; i < 12; ++i) {
       const Scenario s = random_scenario(rng);
       check_scenario(s, 200 + i, flash, target + ": " + describe(s));
-    }
-  }
-}
-
-// Decodes over long contexts: few items, so the keys are split and merged; the sliding window
-// leaves whole splits without a visible key (their max is -inf and their weight 0).
-TEST(CpuFlashBackendTest, SplitDecodesOverLongContextsMatchTheReference) {
-  const CpuFlashBackend flash(splitting_options());
-  Scenario mla;
-  mla.shape = AttentionShape{AttentionType::mla, 16, 1, 40, 32};
-  mla.dtype = DType::bf16;
-  mla.requests = {{300, 1}};
-  check_scenario(mla, 1, flash, "MLA decode, 16 heads over one latent");
-  Scenario gqa;
-  gqa.shape = AttentionShape{AttentionType::full, 4, 1, 32, 32};
-  gqa.dtype = DType::f16;
-  gqa.layout = KVCacheLayout::LBHNC;
-  gqa.requests = {{257, 1}, {180, 2}};
-  check_scenario(gqa, 2, flash, "GQA decode and spec-decode rows");
-  Scenario window = gqa;
-  window.shape.type = AttentionType::sliding_window;
-  window.shape.sliding_window = 40;
-  window.requests = {{400, 1}};
-  check_scenario(window, 3, flash, "sliding-window decode");
-}
-
-// Decode and spec-decode rows per KV head from 1 to 8 with head sizes the AVX512-BF16 path
-// takes (multiples of 32): each row count has its own kernel; groups of 4 rows share one pass.
-TEST(CpuFlashBackendTest, Bf16DecodesForEveryRowCountMatchTheReference) {
-  const CpuFlashBackend flash(splitting_options());
-  for (int group : {1, 2, 3, 4, 5, 8}) {
-    for (int query_len : {1, 2}) {
-      if (group * query_len > 8) continue;
-      Scenario s;
-      s.shape = AttentionShape{AttentionType::full, 2 * group, 2, 64, 32};
-      s.dtype = DType::bf16;
-      s.requests = {{90, query_len}, {33, query_len}};
-      check_scenario(s, 40 + group, flash,
-                     fmt::format("{} query heads per KV head, {} tokens", group, query_len));
     }
   }
 }

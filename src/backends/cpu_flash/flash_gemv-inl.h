@@ -1,7 +1,8 @@
 // The GEMV path of CPU_FLASH, per Highway target: decode-like items with at most kGemvMaxRows
 // rows per KV head (query tokens × the heads of one GQA group), over one or more KV heads. Head
 // dimensions lie along SIMD lanes and K/V are converted in registers straight from the cache,
-// chunk by chunk, so each byte of the group's K/V is read once for all its rows.
+// chunk by chunk, so each byte of the group's K/V is read once for all its rows. Items with one
+// row per KV head stream instead (flash_gemv_stream-inl.h).
 
 #if defined(ATTNRT_CPU_FLASH_GEMV_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ATTNRT_CPU_FLASH_GEMV_INL_H_
@@ -14,6 +15,7 @@
 #include <limits>
 
 #include "flash_gemv_scores-inl.h"
+#include "flash_gemv_stream-inl.h"
 #include "flash_rows.h"
 #include "flash_simd-inl.h"
 #include "flash_types.h"
@@ -222,6 +224,12 @@ HWY_NOINLINE void GemvItemRows(const ForwardTask& task, const Item& item, float*
       queries[m * cache.key_size + i] = q[i] * task.scale_log2;
   }
   std::fill(o, o + rows.count * cache.value_size, 0.f);
+  if constexpr (R == 1 && kLanes >= kStreamKeys) {
+    StreamKeys<T, T>(task, item, rows, o, [&](int h, const T* const(&keys)[kStreamKeys]) {
+      return ScoreFourKeysOneRow<T>(queries + h * cache.key_size, cache.key_size, keys);
+    });
+    return FinishGemvItem(task, item, rows, o);
+  }
 #if HWY_TARGET == HWY_AVX3
   // R >= 3 on AVX-512: each head's rows again, as rotations (after the row-major copies).
   constexpr bool kRotated = R >= 3;

@@ -81,6 +81,24 @@ ATTNRT_BF16_DOT HWY_INLINE void ScoreKeysBf16(const std::uint16_t* HWY_RESTRICT 
   }
 }
 
+// q · k_b in lane b (b < 4) for one bf16 query row and four keys (the stream path).
+ATTNRT_BF16_DOT HWY_INLINE VF ScoreFourKeysOneRowBf16(const std::uint16_t* HWY_RESTRICT query,
+                                                      int key_size,
+                                                      const std::uint16_t* const (&keys)[4]) {
+  const DF df;
+  VF acc[4];
+  HWY_UNROLL(4)
+  for (int b = 0; b < 4; ++b) acc[b].raw = _mm512_setzero_ps();
+  for (int i = 0; i < key_size; i += 32) {
+    const __m512bh q = (__m512bh)_mm512_loadu_si512(query + i);
+    HWY_UNROLL(4)
+    for (int b = 0; b < 4; ++b) {
+      acc[b].raw = _mm512_dpbf16_ps(acc[b].raw, q, (__m512bh)_mm512_loadu_si512(keys[b] + i));
+    }
+  }
+  return TransposeSumOf<4>(df, acc);
+}
+
 // Scores for groups of 4 rows without broadcasting keys: a key's 32-entry chunk is used as
 // loaded, against 4 "rotations" of the rows, where lane block j (8 entries) of rotation s holds
 // row (j + s) % 4. Accumulator s then sums row (j + s) % 4 in block j; rotating it back by s
@@ -246,6 +264,14 @@ ATTNRT_BF16_DOT HWY_NOINLINE void GemvItemBf16(const ForwardTask& task, const It
   }
   std::fill(o, o + rows.count * cache.value_size, 0.f);
   constexpr int kKeysPerBlock = kGemvKeyGroup<R>;
+  if constexpr (R == 1) {
+    // One row per KV head streams (flash_gemv_stream-inl.h); O stays in plain order.
+    StreamKeys<hwy::bfloat16_t, std::uint16_t>(
+        task, item, rows, o, [&](int h, const std::uint16_t* const(&keys)[kStreamKeys]) {
+          return ScoreFourKeysOneRowBf16(queries + h * cache.key_size, cache.key_size, keys);
+        });
+    return FinishGemvItem(task, item, rows, o);
+  }
   constexpr int kChunks = std::clamp(8 / R, 1, 4);  // 32-wide value chunks per pass
   const auto values = [&](int h, int first, int count, const std::byte* const* tokens,
                           float* buffer) {

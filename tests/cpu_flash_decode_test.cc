@@ -1,0 +1,88 @@
+// CPU_FLASH decodes against CPU_REFERENCE: long contexts split among threads and merged, every
+// rows-per-KV-head kernel, and the one-row stream path over many full chunks.
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
+#include "cpu_flash_batch.h"
+#include "cpu_flash_check.h"
+
+namespace attnrt {
+namespace {
+
+using flash_test::check_scenario;
+using flash_test::Scenario;
+using flash_test::splitting_options;
+
+// Decodes over long contexts: few items, so the keys are split and merged; the sliding window
+// leaves whole splits without a visible key (their max is -inf and their weight 0).
+TEST(CpuFlashDecodeTest, SplitDecodesOverLongContextsMatchTheReference) {
+  const CpuFlashBackend flash(splitting_options());
+  Scenario mla;
+  mla.shape = AttentionShape{AttentionType::mla, 16, 1, 40, 32};
+  mla.dtype = DType::bf16;
+  mla.requests = {{300, 1}};
+  check_scenario(mla, 1, flash, "MLA decode, 16 heads over one latent");
+  Scenario gqa;
+  gqa.shape = AttentionShape{AttentionType::full, 4, 1, 32, 32};
+  gqa.dtype = DType::f16;
+  gqa.layout = KVCacheLayout::LBHNC;
+  gqa.requests = {{257, 1}, {180, 2}};
+  check_scenario(gqa, 2, flash, "GQA decode and spec-decode rows");
+  Scenario window = gqa;
+  window.shape.type = AttentionType::sliding_window;
+  window.shape.sliding_window = 40;
+  window.requests = {{400, 1}};
+  check_scenario(window, 3, flash, "sliding-window decode");
+}
+
+// Decode and spec-decode rows per KV head from 1 to 8 with head sizes the AVX512-BF16 path
+// takes (multiples of 32): each row count has its own kernel; groups of 4 rows share one pass.
+TEST(CpuFlashDecodeTest, Bf16DecodesForEveryRowCountMatchTheReference) {
+  const CpuFlashBackend flash(splitting_options());
+  for (int group : {1, 2, 3, 4, 5, 8}) {
+    for (int query_len : {1, 2}) {
+      if (group * query_len > 8) continue;
+      Scenario s;
+      s.shape = AttentionShape{AttentionType::full, 2 * group, 2, 64, 32};
+      s.dtype = DType::bf16;
+      s.requests = {{90, query_len}, {33, query_len}};
+      check_scenario(s, 40 + group, flash,
+                     fmt::format("{} query heads per KV head, {} tokens", group, query_len));
+    }
+  }
+}
+
+// One query row per KV head (MHA decode) streams K and V in one pass: contexts of many full
+// 64-key chunks (walked 4 ways interleaved) and a ragged end, head sizes with vector tails, every
+// cache dtype, bf16 with and without dot products, a sliding window, and split and unsplit
+// requests; the running max moves many times over random keys, so O is rescaled mid-stream.
+TEST(CpuFlashDecodeTest, OneRowPerKvHeadStreamsLongContexts) {
+  CpuFlashOptions exact = splitting_options();
+  exact.bf16_dot_products = false;
+  const CpuFlashBackend split(splitting_options());
+  const CpuFlashBackend unsplit(CpuFlashOptions{.num_threads = 1});
+  const CpuFlashBackend no_dot(exact);
+  int seed = 500;
+  for (DType dtype : {DType::f32, DType::f16, DType::bf16, DType::fp8_e4m3}) {
+    for (const auto& [head_size, head_size_v] : {std::pair{128, 128}, {80, 96}, {20, 12}}) {
+      Scenario s;
+      s.shape = AttentionShape{AttentionType::full, 3, 3, head_size, head_size_v};
+      s.dtype = dtype;
+      s.requests = {{1000, 1}, {261, 1}, {64, 1}, {3, 1}};
+      const std::string what =
+          fmt::format("{} head {}/{}", dtype_name(dtype), head_size, head_size_v);
+      check_scenario(s, seed++, split, what + ", split");
+      check_scenario(s, seed++, unsplit, what + ", one thread");
+      if (dtype == DType::bf16) check_scenario(s, seed++, no_dot, what + ", f32 products");
+      Scenario window = s;
+      window.shape.type = AttentionType::sliding_window;
+      window.shape.sliding_window = 200;
+      check_scenario(window, seed++, split, what + ", window 200");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace attnrt
