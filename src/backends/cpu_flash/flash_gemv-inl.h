@@ -225,9 +225,12 @@ HWY_NOINLINE void GemvItemRows(const ForwardTask& task, const Item& item, float*
   }
   std::fill(o, o + rows.count * cache.value_size, 0.f);
   if constexpr (R == 1 && kLanes >= kStreamKeys) {
-    StreamKeys<T, T>(task, item, rows, o, [&](int h, const T* const(&keys)[kStreamKeys]) {
-      return ScoreFourKeysOneRow<T>(queries + h * cache.key_size, cache.key_size, keys);
-    });
+    StreamKeys<T, T>(
+        task, item, rows, o,
+        [&](int h, const T* const(&keys)[kStreamKeys]) {
+          return ScoreFourKeysOneRow<T>(queries + h * cache.key_size, cache.key_size, keys);
+        },
+        AddValuesF32<T>{cache.value_size});
     return FinishGemvItem(task, item, rows, o);
   }
 #if HWY_TARGET == HWY_AVX3

@@ -26,35 +26,46 @@ namespace attnrt::cpu_flash::HWY_NAMESPACE {
 // Keys a stream step takes: the same row of the four blocks an interleaved chunk walks.
 inline constexpr int kStreamKeys = 4;
 
-// o[j] += Σ_k p[k] · v_k[j] for j < value_size, k < count.
-template <typename T>
-HWY_INLINE void AddWeightedValues(const float* HWY_RESTRICT p, int count,
+// o[j] += Σ_{k < C} p[k] · v_k[j] for j < value_size.
+template <typename T, int C>
+HWY_INLINE void AddWeightedValues(const float* HWY_RESTRICT p,
                                   const T* const (&values)[kStreamKeys], int value_size,
                                   float* HWY_RESTRICT o) {
   const DF df;
-  VF weight[kStreamKeys];
+  VF weight[C];
   HWY_UNROLL(4)
-  for (int k = 0; k < kStreamKeys; ++k) weight[k] = hn::Set(df, p[k]);
+  for (int k = 0; k < C; ++k) weight[k] = hn::Set(df, p[k]);
   int j = 0;
-  if (count == kStreamKeys) {
-    for (; j + kLanes <= value_size; j += kLanes) {
-      VF acc = hn::LoadU(df, o + j);
-      HWY_UNROLL(4)
-      for (int k = 0; k < kStreamKeys; ++k)
-        acc = hn::MulAdd(weight[k], LoadF32(df, values[k] + j), acc);
-      hn::StoreU(acc, df, o + j);
-    }
-  } else {
-    for (; j + kLanes <= value_size; j += kLanes) {
-      VF acc = hn::LoadU(df, o + j);
-      for (int k = 0; k < count; ++k) acc = hn::MulAdd(weight[k], LoadF32(df, values[k] + j), acc);
-      hn::StoreU(acc, df, o + j);
-    }
+  for (; j + kLanes <= value_size; j += kLanes) {
+    VF acc = hn::LoadU(df, o + j);
+    HWY_UNROLL(4)
+    for (int k = 0; k < C; ++k) acc = hn::MulAdd(weight[k], LoadF32(df, values[k] + j), acc);
+    hn::StoreU(acc, df, o + j);
   }
   for (; j < value_size; ++j) {
-    for (int k = 0; k < count; ++k) o[j] += p[k] * ScalarF32(values[k] + j);
+    for (int k = 0; k < C; ++k) o[j] += p[k] * ScalarF32(values[k] + j);
   }
 }
+
+// The f32-product PV of a stream step of `count` keys, for StreamKeys.
+template <typename T>
+struct AddValuesF32 {
+  int value_size;
+  HWY_INLINE void operator()(const float* HWY_RESTRICT p, int count,
+                             const T* const (&values)[kStreamKeys], float* HWY_RESTRICT o) const {
+    static_assert(kStreamKeys == 4);
+    switch (count) {
+      case 4:
+        return AddWeightedValues<T, 4>(p, values, value_size, o);
+      case 3:
+        return AddWeightedValues<T, 3>(p, values, value_size, o);
+      case 2:
+        return AddWeightedValues<T, 2>(p, values, value_size, o);
+      default:
+        return AddWeightedValues<T, 1>(p, values, value_size, o);
+    }
+  }
+};
 
 // Lanes 0-3 of the result hold the max (sum) of lanes 0-3 of v, as does every block of 4. The
 // scalar target, with fewer lanes than keys per step, never streams.
@@ -120,10 +131,11 @@ HWY_INLINE VF ScoreFourKeysOneRow(const float* HWY_RESTRICT query, int key_size,
 // of kGemvChunk, each full chunk listed 4 ways interleaved as in ForEachChunk, four keys a step.
 // Per step and head: score(h, keys) returns q · k_b (log2 units) in lane b for the head's four
 // key pointers; the running max moves only when the step's max exceeds it (rare after the first
-// keys), and then O is rescaled; the V lines are summed into O at once.
-template <typename T, typename K, class Score>
+// keys), and then O is rescaled; add_values(weights, count, values, head_o) sums the step's V
+// lines (weight b in weights[b]) into O at once.
+template <typename T, typename K, class Score, class AddValues>
 HWY_INLINE void StreamKeys(const ForwardTask& task, const Item& item, const RowSet& rows,
-                           float* HWY_RESTRICT o, const Score& score) {
+                           float* HWY_RESTRICT o, const Score& score, const AddValues& add_values) {
   const CacheView& cache = task.cache;
   const DF df;
   const VF neg_inf = hn::Set(df, -std::numeric_limits<float>::infinity());
@@ -164,7 +176,7 @@ HWY_INLINE void StreamKeys(const ForwardTask& task, const Item& item, const RowS
         const VF p = Exp2(df, hn::Sub(s, hn::Set(df, rows.max[h])));
         hn::Store(p, df, weights);
         rows.sum[h] += hn::GetLane(SumOfFours(p));
-        AddWeightedValues<T>(weights, group, values, cache.value_size, head_o);
+        add_values(weights, group, values, head_o);
       }
     }
   }
