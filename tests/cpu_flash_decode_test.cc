@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
+#include "attnrt/backends/cpu_flash/simd_targets.h"
 #include "cpu_flash_batch.h"
 #include "cpu_flash_check.h"
 
@@ -80,6 +81,23 @@ TEST(CpuFlashDecodeTest, OneRowPerKvHeadStreamsLongContexts) {
       window.shape.type = AttentionType::sliding_window;
       window.shape.sliding_window = 200;
       check_scenario(window, seed++, split, what + ", window 200");
+    }
+  }
+}
+
+// The stream path on every SIMD target the CPU runs (AVX2's 8 lanes, the scalar fallback's chunk
+// walk), over contexts of several full chunks.
+TEST(CpuFlashDecodeTest, OneRowPerKvHeadOnEverySimdTarget) {
+  int seed = 700;
+  for (const std::string& target : cpu_flash_simd_targets()) {
+    const ScopedSimdTarget pinned(target);
+    const CpuFlashBackend flash(splitting_options());
+    for (DType dtype : {DType::f16, DType::bf16}) {
+      Scenario s;
+      s.shape = AttentionShape{AttentionType::full, 2, 2, 80, 96};
+      s.dtype = dtype;
+      s.requests = {{700, 1}, {130, 1}};
+      check_scenario(s, seed++, flash, fmt::format("{} {}", target, dtype_name(dtype)));
     }
   }
 }
