@@ -174,7 +174,6 @@ template <int kGroup, class Score, class Values>
 HWY_INLINE void ForEachChunk(const ForwardTask& task, const Item& item, const RowSet& rows,
                              float* buffer, const Score& score, const Values& values) {
   const CacheView& cache = task.cache;
-  const std::int32_t* block_row = request_of(task, item).block_row;
   const std::int64_t value_byte =
       static_cast<std::int64_t>(cache.value_offset) * cache.element_size;
   const int value_bytes = cache.value_size * cache.element_size;
@@ -183,16 +182,10 @@ HWY_INLINE void ForEachChunk(const ForwardTask& task, const Item& item, const Ro
   const std::byte* tokens[kGemvChunk];
   for (int first = rows.keys.begin; first < rows.keys.end; first += kGemvChunk) {
     const int count = std::min(kGemvChunk, rows.keys.end - first);
-    // A full chunk that every row sees whole is walked 4 ways interleaved (keys n, n + 16,
-    // n + 32, n + 48 side by side): four pages stream at once, which hides each page's first
-    // miss behind the others' (single-core paged reads: 24 → 31 GB/s). Order does not matter
-    // to the softmax when nothing is masked.
+    // A full chunk that every row sees whole is walked 4 ways interleaved.
     const bool interleave =
         count == kGemvChunk && first >= rows.max_begin && first + count <= rows.min_end;
-    for (int n = 0; n < count; ++n) {
-      const int key = interleave ? (n % 4) * (kGemvChunk / 4) + n / 4 : n;
-      base[n] = cache.token(block_row, first + key, item.kv_head);
-    }
+    list_chunk_tokens(task, item, first, count, interleave, base);
     for (int n = 0; n < count; n += kGroup) {
       const int group = std::min(kGroup, count - n);
       for (int h = 0; h < heads; ++h) {

@@ -139,17 +139,12 @@ HWY_INLINE void StreamKeys(const ForwardTask& task, const Item& item, const RowS
   const CacheView& cache = task.cache;
   const DF df;
   const VF neg_inf = hn::Set(df, -std::numeric_limits<float>::infinity());
-  const std::int32_t* block_row = request_of(task, item).block_row;
   const int heads = item.num_kv_heads;
   const std::byte* base[kGemvChunk];
   alignas(64) float weights[kLanes];
   for (int first = rows.keys.begin; first < rows.keys.end; first += kGemvChunk) {
     const int count = std::min(kGemvChunk, rows.keys.end - first);
-    const bool interleave = count == kGemvChunk;
-    for (int n = 0; n < count; ++n) {
-      const int key = interleave ? (n % 4) * (kGemvChunk / 4) + n / 4 : n;
-      base[n] = cache.token(block_row, first + key, item.kv_head);
-    }
+    list_chunk_tokens(task, item, first, count, count == kGemvChunk, base);
     for (int n = 0; n < count; n += kStreamKeys) {
       const int group = std::min(kStreamKeys, count - n);
       const auto live = hn::FirstN(df, static_cast<std::size_t>(group));
