@@ -82,6 +82,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The best of `repeats` (at least one) calls of `rate`.
+template <class Rate>
+double best_of(int repeats, const Rate& rate) {
+  double best = 0.0;
+  for (int r = 0; r < std::max(1, repeats); ++r) best = std::max(best, rate());
+  return best;
+}
+
 }  // namespace
 
 DramReadProbe::DramReadProbe(std::size_t bytes) : buffer_(Buffer::allocate(bytes)) {}
@@ -91,9 +99,8 @@ double DramReadProbe::measure(int num_threads, int repeats) const {
   const auto* data = reinterpret_cast<const float*>(buffer_->data());
   const std::size_t count = buffer_->size() / sizeof(float);
   const std::size_t per_thread = count / static_cast<std::size_t>(num_threads) / 64 * 64;
-  double best = 0.0;
   volatile float sink = 0.f;
-  for (int r = 0; r < std::max(1, repeats); ++r) {
+  return best_of(repeats, [&] {
     float sum = 0.f;
     const auto start = std::chrono::steady_clock::now();
 #pragma omp parallel num_threads(num_threads) reduction(+ : sum)
@@ -103,18 +110,15 @@ double DramReadProbe::measure(int num_threads, int repeats) const {
     }
     const double seconds = seconds_since(start);
     sink = sink + sum;
-    best = std::max(best,
-                    static_cast<double>(per_thread * num_threads * sizeof(float)) / seconds / 1e9);
-  }
-  return best;
+    return static_cast<double>(per_thread * num_threads * sizeof(float)) / seconds / 1e9;
+  });
 }
 
 double measure_fma_peak_gflops(int num_threads, int repeats) {
   num_threads = std::max(1, num_threads);
   constexpr std::int64_t kIterations = 20'000'000;
-  double best = 0.0;
   volatile float sink = 0.f;
-  for (int r = 0; r < std::max(1, repeats); ++r) {
+  return best_of(repeats, [&] {
     double flops = 0.0;
     const auto start = std::chrono::steady_clock::now();
 #pragma omp parallel num_threads(num_threads) reduction(+ : flops)
@@ -124,10 +128,8 @@ double measure_fma_peak_gflops(int num_threads, int repeats) {
                                      &local);
       sink = local;
     }
-    best = std::max(best, flops / seconds_since(start) / 1e9);
-  }
-  (void)sink;
-  return best;
+    return flops / seconds_since(start) / 1e9;
+  });
 }
 
 }  // namespace attnrt
