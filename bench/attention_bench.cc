@@ -2,7 +2,8 @@
 // `attnrt bench attention` (which also reports them against the machine's limits). Decode reads
 // at least 256 MiB of paged KV per iteration (rotating layers) and reports bytes_per_second of
 // effective KV read; prefill reports causal FLOP/s (4·q·k·d per head, halved). Threads: all
-// hardware threads; ATTNRT_BENCH_THREADS overrides.
+// hardware threads; ATTNRT_BENCH_THREADS overrides. ATTNRT_BENCH_HOT=1 decodes on one layer's cache
+// that stays warm, as `attnrt bench attention --hot` does: the kernel's speed without DRAM.
 
 #include <benchmark/benchmark.h>
 
@@ -29,14 +30,19 @@ int bench_threads() {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
+bool bench_hot() {
+  const char* text = std::getenv("ATTNRT_BENCH_HOT");
+  return text != nullptr && std::atoi(text) != 0;
+}
+
 const CpuFlashBackend& flash() {
   static const CpuFlashBackend backend(CpuFlashOptions{.num_threads = bench_threads()});
   return backend;
 }
 
 void run_case(benchmark::State& state, const AttentionBenchCase& bench_case) {
-  const KVArena arena(bench_case.kv_dtype, attnrt::cli::arena_bytes(bench_case, false));
-  AttentionBenchFixture fixture(bench_case, arena, false, flash());
+  const KVArena arena(bench_case.kv_dtype, attnrt::cli::arena_bytes(bench_case, bench_hot()));
+  AttentionBenchFixture fixture(bench_case, arena, bench_hot(), flash());
   fixture.run();  // warm-up: first touch, workspace
   for (auto _ : state) fixture.run();
   const double work = fixture.work_per_iteration() * static_cast<double>(state.iterations());

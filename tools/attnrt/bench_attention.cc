@@ -63,11 +63,11 @@ std::vector<AttentionBenchCase> prefill_cases(bool quick) {
 }
 
 // Runs the cases grouped by dtype, each group on one arena sized for its largest case; each
-// decode case right after a DRAM probe of its own.
+// decode case in rounds with DRAM probe passes of its own.
 std::vector<AttentionBenchResult> run_cases(const std::vector<AttentionBenchCase>& cases, bool hot,
                                             const CpuFlashBackend& flash, int threads,
-                                            const DramReadProbe& probe,
-                                            const MachineLimits& limits, bool progress) {
+                                            const DramReadProbe& probe, const MachineLimits& limits,
+                                            bool progress) {
   std::map<DType, std::size_t> arena_size;
   for (const AttentionBenchCase& c : cases) {
     arena_size[c.kv_dtype] = std::max(arena_size[c.kv_dtype], arena_bytes(c, hot));
@@ -80,10 +80,13 @@ std::vector<AttentionBenchResult> run_cases(const std::vector<AttentionBenchCase
       if (progress) {
         std::cerr << fmt::format("\r  case {}/{} ...", i + 1, cases.size()) << std::flush;
       }
-      const bool decode = cases[i].kind == BenchKind::decode;
-      const double limit = decode ? probe.measure(threads, 3) : limits.fma_peak_gflops;
-      results[i] = measure_case(cases[i], arena, hot, flash);
-      results[i].limit = limit;
+      if (cases[i].kind == BenchKind::decode) {
+        results[i] = measure_decode_case(cases[i], arena, hot, flash, probe, threads);
+      } else {
+        results[i] = measure_case(cases[i], arena, hot, flash);
+        results[i].limit = limits.fma_peak_gflops;
+        results[i].ratio = results[i].rate / results[i].limit;
+      }
     }
   }
   if (progress) std::cerr << "\r" << std::string(30, ' ') << "\r";
@@ -105,18 +108,20 @@ void print_table(const std::vector<AttentionBenchResult>& results, const Machine
       "{:.1f} GFLOP/s\n",
       limits.dram_read_gbps, limits.fma_peak_gflops);
   fmt::print(
-      "decode: effective KV bytes read per second, ratio to the DRAM read probed just before the "
-      "case; prefill: causal FLOP/s (4·q·k·d per head, halved), ratio to FMA peak\n\n");
-  fmt::print("{:<8} {:>5} {:>7} {:>4} {:>6} {:<9} {:>15} {:>15} {:>6} {:>8} {:>7} {:>9}\n",
-             "kind", "batch", "ctx/tok", "head", "q/kv", "kv dtype", "rate", "limit", "ratio",
-             "vs ref", "layers", "MiB/iter");
+      "decode: effective KV bytes read per second; limit: the DRAM read probed between its "
+      "iterations; ratio: median over {} rounds of (case rate / probe pass just before it)\n"
+      "prefill: causal FLOP/s (4·q·k·d per head, halved), ratio to FMA peak\n\n",
+      kDecodeRounds);
+  fmt::print("{:<8} {:>5} {:>7} {:>4} {:>6} {:<9} {:>15} {:>15} {:>6} {:>8} {:>7} {:>9}\n", "kind",
+             "batch", "ctx/tok", "head", "q/kv", "kv dtype", "rate", "limit", "ratio", "vs ref",
+             "layers", "MiB/iter");
   for (const AttentionBenchResult& r : results) {
     const AttentionBenchCase& c = r.bench_case;
     fmt::print(
         "{:<8} {:>5} {:>7} {:>4} {:>6} {:<9} {:>15} {:>15} {:>6.2f} {:>7.0f}x {:>7} {:>9.0f}\n",
         kind_name(c.kind), c.batch, c.length, c.head_size,
         fmt::format("{}/{}", c.num_q_heads, c.num_kv_heads), dtype_name(c.kv_dtype),
-        rate_text(r.bench_case, r.rate), rate_text(r.bench_case, r.limit), r.rate / r.limit,
+        rate_text(r.bench_case, r.rate), rate_text(r.bench_case, r.limit), r.ratio,
         r.rate / r.reference_rate, r.layers, r.bytes_per_iteration / (1 << 20));
   }
   fmt::print(
@@ -140,7 +145,7 @@ nlohmann::json to_json(const std::vector<AttentionBenchResult>& results,
                            {"kv_dtype", dtype_name(c.kv_dtype)},
                            {decode ? "gbps" : "gflops", r.rate},
                            {"limit", r.limit},
-                           {"ratio_to_limit", r.rate / r.limit},
+                           {"ratio_to_limit", r.ratio},
                            {"speedup_vs_reference", r.rate / r.reference_rate}};
     if (decode) {
       item["layers"] = r.layers;
@@ -175,9 +180,9 @@ int run_bench_attention(const BenchAttentionOptions& options) {
   MachineLimits limits;
   limits.fma_peak_gflops = measure_fma_peak_gflops(threads);
   std::vector<double> probes{probe.measure(threads)};
-  const std::vector<AttentionBenchResult> results = run_cases(
-      attention_bench_cases(options.quick), options.hot, flash, threads, probe, limits,
-      !options.json);
+  const std::vector<AttentionBenchResult> results =
+      run_cases(attention_bench_cases(options.quick), options.hot, flash, threads, probe, limits,
+                !options.json);
   for (const AttentionBenchResult& r : results) {
     if (r.bench_case.kind == BenchKind::decode) probes.push_back(r.limit);
   }

@@ -37,9 +37,13 @@ struct AttentionBenchResult {
   double reference_rate = 0.0;  // CPU_REFERENCE on a slice of the case, same unit
   int layers = 1;               // decode: layer caches rotated per iteration
   double bytes_per_iteration = 0.0;
-  // What the rate is compared with: decode, the DRAM read probe run just before the case (a
-  // shared machine's bandwidth drifts over minutes); prefill, the FMA peak of the run.
+  // What the rate is compared with: decode, the DRAM read probe run between the case's
+  // iterations (a shared machine's bandwidth drifts, even within seconds); prefill, the FMA peak
+  // of the run.
   double limit = 0.0;
+  // rate / limit; decode: the median over its rounds of an iteration's rate over the probe pass
+  // right before it, so a drift between rounds does not skew it.
+  double ratio = 0.0;
 };
 
 // The cases of a full run, or of --quick.

@@ -120,6 +120,11 @@ double seconds_of(const std::function<void()>& body) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+double median_of(std::vector<double> values) {
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
+
 // Median seconds of `body` over at least `min_iterations` runs and `min_seconds`, after one
 // warm-up run.
 double median_seconds(const std::function<void()>& body, int min_iterations, double min_seconds) {
@@ -130,8 +135,7 @@ double median_seconds(const std::function<void()>& body, int min_iterations, dou
     times.push_back(seconds_of(body));
     total += times.back();
   }
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
+  return median_of(times);
 }
 
 AttentionShape shape_of(const AttentionBenchCase& c) {
@@ -266,6 +270,35 @@ AttentionBenchResult measure_case(const AttentionBenchCase& c, const KVArena& ar
   const double seconds =
       median_seconds([&] { fixture.run(); }, c.kind == BenchKind::decode ? 5 : 2, 0.5);
   result.rate = fixture.work_per_iteration() / seconds / 1e9;
+  result.reference_rate = fixture.reference_rate() / 1e9;
+  return result;
+}
+
+AttentionBenchResult measure_decode_case(const AttentionBenchCase& c, const KVArena& arena,
+                                         bool hot, const CpuFlashBackend& flash,
+                                         const DramReadProbe& probe, int threads) {
+  AttentionBenchFixture fixture(c, arena, hot, flash);
+  AttentionBenchResult result{c};
+  result.layers = fixture.layers();
+  result.bytes_per_iteration = static_cast<double>(kv_bytes_per_layer(c)) * fixture.layers();
+  fixture.run();  // warm-up: first touch, workspace
+  std::vector<double> rates;
+  std::vector<double> limits;
+  std::vector<double> ratios;
+  for (int round = 0; round < kDecodeRounds; ++round) {
+    limits.push_back(probe.measure(threads, 1));
+    int iterations = 0;
+    double seconds = 0.0;
+    while (iterations == 0 || seconds < kRoundSeconds) {
+      seconds += seconds_of([&] { fixture.run(); });
+      ++iterations;
+    }
+    rates.push_back(fixture.work_per_iteration() * iterations / seconds / 1e9);
+    ratios.push_back(rates.back() / limits.back());
+  }
+  result.rate = median_of(rates);
+  result.limit = median_of(limits);
+  result.ratio = median_of(ratios);
   result.reference_rate = fixture.reference_rate() / 1e9;
   return result;
 }

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
+#include "attnrt/backends/cpu_flash/machine_probes.h"
 #include "attnrt/core/buffer.h"
 #include "bench_attention.h"
 
@@ -62,8 +63,17 @@ class AttentionBenchFixture {
 };
 
 // Times the fixture (median of at least 5 iterations and 0.5 s, after a warm-up) and the
-// reference slice.
+// reference slice. The result's limit and ratio are left to the caller.
 AttentionBenchResult measure_case(const AttentionBenchCase& bench_case, const KVArena& arena,
                                   bool hot, const CpuFlashBackend& flash);
+
+// A decode case against the DRAM read probe, side by side: kDecodeRounds rounds of one probe
+// pass, then the case's iterations for at least kRoundSeconds. Rate, limit and ratio are the
+// medians over the rounds (the ratio paired round by round).
+inline constexpr int kDecodeRounds = 7;
+inline constexpr double kRoundSeconds = 0.02;
+AttentionBenchResult measure_decode_case(const AttentionBenchCase& bench_case, const KVArena& arena,
+                                         bool hot, const CpuFlashBackend& flash,
+                                         const DramReadProbe& probe, int threads);
 
 }  // namespace attnrt::cli
