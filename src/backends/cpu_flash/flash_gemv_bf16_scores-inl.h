@@ -68,6 +68,7 @@ ATTNRT_BF16_DOT HWY_INLINE VF RowKeySumsBf16(const std::uint16_t* HWY_RESTRICT q
       }
     }
   }
+  if constexpr (kSums == 4) return SumsOfFour(df, acc);
   return TransposeSumOf<kSums>(df, acc);
 }
 

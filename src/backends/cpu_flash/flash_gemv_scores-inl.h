@@ -83,6 +83,29 @@ HWY_INLINE VF TransposeSumOf(DF df, VF* v) {
 #endif
 }
 
+// Lanes 0-3 of the result (on AVX-512, every block of 4) are the sums of the lanes of v[0..3]:
+// TransposeSumOf<4>, but on AVX-512 with in-block unpacks and two block swaps, which are shorter
+// than its four levels of two-source permutes (the stream path waits on this every step).
+HWY_INLINE VF SumsOfFour(DF df, VF* v) {
+#if HWY_TARGET == HWY_AVX3
+  (void)df;
+  const __m512 t01 =
+      _mm512_add_ps(_mm512_unpacklo_ps(v[0].raw, v[1].raw), _mm512_unpackhi_ps(v[0].raw, v[1].raw));
+  const __m512 t23 =
+      _mm512_add_ps(_mm512_unpacklo_ps(v[2].raw, v[3].raw), _mm512_unpackhi_ps(v[2].raw, v[3].raw));
+  const __m512d lo = _mm512_unpacklo_pd(_mm512_castps_pd(t01), _mm512_castps_pd(t23));
+  const __m512d hi = _mm512_unpackhi_pd(_mm512_castps_pd(t01), _mm512_castps_pd(t23));
+  __m512 sums = _mm512_add_ps(_mm512_castpd_ps(lo), _mm512_castpd_ps(hi));
+  sums = _mm512_add_ps(sums, _mm512_shuffle_f32x4(sums, sums, 0x4E));
+  return VF{_mm512_add_ps(sums, _mm512_shuffle_f32x4(sums, sums, 0xB1))};
+#elif HWY_TARGET == HWY_SCALAR
+  (void)df;
+  return v[0];  // never called: the scalar target has fewer lanes than sums
+#else
+  return TransposeSumOf<4>(df, v);
+#endif
+}
+
 // The smallest power of two >= n.
 inline constexpr int PowerOfTwoAtLeast(int n) {
   int p = 1;

@@ -116,7 +116,8 @@ HWY_INLINE VF ScoreFourKeysOneRow(const float* HWY_RESTRICT query, int key_size,
   VF sums[kStreamKeys];
   HWY_UNROLL(4)
   for (int b = 0; b < kStreamKeys; ++b) sums[b] = hn::Add(acc[2 * b], acc[2 * b + 1]);
-  VF result = TransposeSumOf<kStreamKeys>(df, sums);
+  static_assert(kStreamKeys == 4);
+  VF result = SumsOfFour(df, sums);
   if (i < key_size) {
     alignas(64) float tail[kLanes] = {};
     for (int b = 0; b < kStreamKeys; ++b) {
