@@ -85,6 +85,34 @@ TEST(CpuFlashDecodeTest, OneRowPerKvHeadStreamsLongContexts) {
   }
 }
 
+// Four query rows per KV head that see the same keys (a 4:1 GQA decode token) stream too, with
+// AVX512-BF16 on bf16 caches, eight keys a step: contexts with a ragged last step (261, 69 and 3
+// keys leave a step's second group part-filled or empty), a sliding window, split and unsplit.
+// Two tokens of a 2:1 group also make four rows, which see different keys and take the chunk
+// walk.
+TEST(CpuFlashDecodeTest, FourRowsPerKvHeadStreamLongContexts) {
+  const CpuFlashBackend split(splitting_options());
+  const CpuFlashBackend unsplit(CpuFlashOptions{.num_threads = 1});
+  int seed = 600;
+  for (const auto& [head_size, head_size_v] : {std::pair{128, 128}, {64, 96}}) {
+    Scenario s;
+    s.shape = AttentionShape{AttentionType::full, 8, 2, head_size, head_size_v};
+    s.dtype = DType::bf16;
+    s.requests = {{1000, 1}, {261, 1}, {72, 1}, {69, 1}, {3, 1}};
+    const std::string what = fmt::format("head {}/{}", head_size, head_size_v);
+    check_scenario(s, seed++, split, what + ", split");
+    check_scenario(s, seed++, unsplit, what + ", one thread");
+    Scenario window = s;
+    window.shape.type = AttentionType::sliding_window;
+    window.shape.sliding_window = 200;
+    check_scenario(window, seed++, split, what + ", window 200");
+    Scenario two_tokens = s;
+    two_tokens.shape.num_heads = 4;
+    two_tokens.requests = {{300, 2}, {70, 2}};
+    check_scenario(two_tokens, seed++, split, what + ", two tokens of a 2:1 group");
+  }
+}
+
 // The stream path on every SIMD target the CPU runs (AVX2's 8 lanes, the scalar fallback's chunk
 // walk), over contexts of several full chunks.
 TEST(CpuFlashDecodeTest, OneRowPerKvHeadOnEverySimdTarget) {

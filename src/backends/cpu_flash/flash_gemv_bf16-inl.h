@@ -12,6 +12,7 @@
 #endif
 
 #include "flash_gemv-inl.h"
+#include "flash_gemv_bf16_rows_stream-inl.h"
 #include "flash_gemv_bf16_scores-inl.h"
 
 #if HWY_TARGET == HWY_AVX3
@@ -163,6 +164,14 @@ ATTNRT_BF16_DOT HWY_NOINLINE void GemvItemBf16(const ForwardTask& task, const It
         AddValuesBf16{cache.value_size});
     UnpermuteRows(o, rows.count, cache.value_size);
     return FinishGemvItem(task, item, rows, o);
+  }
+  if constexpr (R == 4) {
+    // Four rows that all see the same keys (a 4:1 GQA decode token) stream too.
+    if (rows.max_begin == rows.keys.begin && rows.min_end == rows.keys.end) {
+      StreamFourRowsBf16(task, item, rows, interleaved, o);
+      UnpermuteRows(o, rows.count, cache.value_size);
+      return FinishGemvItem(task, item, rows, o);
+    }
   }
   constexpr int kChunks = std::clamp(8 / R, 1, 4);  // 32-wide value chunks per pass
   const auto values = [&](int h, int first, int count, const std::byte* const* tokens,

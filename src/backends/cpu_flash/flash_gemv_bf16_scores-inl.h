@@ -93,10 +93,10 @@ ATTNRT_BF16_DOT HWY_INLINE void ScoreKeysBf16(const std::uint16_t* HWY_RESTRICT 
 // row (j + s) % 4. Accumulator s then sums row (j + s) % 4 in block j; rotating it back by s
 // blocks and adding the four gives block r = row r, and two in-lane folds finish 4 keys × 4 rows.
 // `rotated` holds, per group, [key_size / 32][4 rotations][32] bf16.
-ATTNRT_BF16_DOT HWY_INLINE void ScoreFourKeysFourRows(const std::uint16_t* HWY_RESTRICT rotated,
-                                                      int key_size,
-                                                      const std::uint16_t* const (&keys)[4],
-                                                      float* HWY_RESTRICT scores) {
+// Lane b of block r of the result is row r · key b.
+ATTNRT_BF16_DOT HWY_INLINE __m512 FourKeysFourRows(const std::uint16_t* HWY_RESTRICT rotated,
+                                                   int key_size,
+                                                   const std::uint16_t* const (&keys)[4]) {
   __m512 acc[4][4];
   HWY_UNROLL(16)
   for (int i = 0; i < 16; ++i) acc[i / 4][i % 4] = _mm512_setzero_ps();
@@ -111,8 +111,20 @@ ATTNRT_BF16_DOT HWY_INLINE void ScoreFourKeysFourRows(const std::uint16_t* HWY_R
       for (int b = 0; b < 4; ++b) acc[b][s] = _mm512_dpbf16_ps(acc[b][s], q, (__m512bh)k[b]);
     }
   }
-  StoreFourByFour(RowsInBlocks(acc[0]), RowsInBlocks(acc[1]), RowsInBlocks(acc[2]),
-                  RowsInBlocks(acc[3]), scores);
+  return FourByFour(RowsInBlocks(acc[0]), RowsInBlocks(acc[1]), RowsInBlocks(acc[2]),
+                    RowsInBlocks(acc[3]));
+}
+
+// FourKeysFourRows, stored as the 4 keys' scores of each row.
+ATTNRT_BF16_DOT HWY_INLINE void ScoreFourKeysFourRows(const std::uint16_t* HWY_RESTRICT rotated,
+                                                      int key_size,
+                                                      const std::uint16_t* const (&keys)[4],
+                                                      float* HWY_RESTRICT scores) {
+  const __m512 sums = FourKeysFourRows(rotated, key_size, keys);
+  _mm_storeu_ps(scores, _mm512_extractf32x4_ps(sums, 0));
+  _mm_storeu_ps(scores + kScoreStride, _mm512_extractf32x4_ps(sums, 1));
+  _mm_storeu_ps(scores + 2 * kScoreStride, _mm512_extractf32x4_ps(sums, 2));
+  _mm_storeu_ps(scores + 3 * kScoreStride, _mm512_extractf32x4_ps(sums, 3));
 }
 
 // Row-major bf16 rows [R][key_size] → per group of 4 rows (zero rows pad the last) the four

@@ -191,14 +191,20 @@ HWY_INLINE __m512 RowsInBlocks(const __m512 (&acc)[4]) {
   return _mm512_add_ps(sum, _mm512_shuffle_f32x4(acc[3], acc[3], 0x39));
 }
 
-// Block r of every input holds 4 partial sums of row r; writes the 4 keys' row sums.
-HWY_INLINE void StoreFourByFour(__m512 k0, __m512 k1, __m512 k2, __m512 k3,
-                                float* HWY_RESTRICT scores) {
+// Block r of every input k_b holds 4 partial sums of row r; lane b of block r of the result is
+// row r · key b.
+HWY_INLINE __m512 FourByFour(__m512 k0, __m512 k1, __m512 k2, __m512 k3) {
   const __m512 t01 = _mm512_add_ps(_mm512_unpacklo_ps(k0, k1), _mm512_unpackhi_ps(k0, k1));
   const __m512 t23 = _mm512_add_ps(_mm512_unpacklo_ps(k2, k3), _mm512_unpackhi_ps(k2, k3));
   const __m512d lo = _mm512_unpacklo_pd(_mm512_castps_pd(t01), _mm512_castps_pd(t23));
   const __m512d hi = _mm512_unpackhi_pd(_mm512_castps_pd(t01), _mm512_castps_pd(t23));
-  const __m512 sums = _mm512_add_ps(_mm512_castpd_ps(lo), _mm512_castpd_ps(hi));
+  return _mm512_add_ps(_mm512_castpd_ps(lo), _mm512_castpd_ps(hi));
+}
+
+// FourByFour, stored as the 4 keys' scores of each row.
+HWY_INLINE void StoreFourByFour(__m512 k0, __m512 k1, __m512 k2, __m512 k3,
+                                float* HWY_RESTRICT scores) {
+  const __m512 sums = FourByFour(k0, k1, k2, k3);
   _mm_storeu_ps(scores, _mm512_extractf32x4_ps(sums, 0));
   _mm_storeu_ps(scores + kScoreStride, _mm512_extractf32x4_ps(sums, 1));
   _mm_storeu_ps(scores + 2 * kScoreStride, _mm512_extractf32x4_ps(sums, 2));
