@@ -55,23 +55,26 @@ TEST(CpuFlashDecodeTest, Bf16DecodesForEveryRowCountMatchTheReference) {
   }
 }
 
-// One query row per KV head (MHA decode) streams K and V in one pass: contexts of many full
-// 64-key chunks (walked 4 ways interleaved) and a ragged end, head sizes with vector tails, every
-// cache dtype, bf16 with and without dot products, a sliding window, and split and unsplit
-// requests; the running max moves many times over random keys, so O is rescaled mid-stream.
-TEST(CpuFlashDecodeTest, OneRowPerKvHeadStreamsLongContexts) {
+// A decode scenario over every cache dtype and the given head sizes, each split and unsplit,
+// with f32 products too on bf16, and under a sliding window of 200; `extra` adds variants.
+template <class Extra>
+void check_stream_scenarios(const AttentionShape& shape,
+                            const std::vector<std::pair<int, int>>& requests,
+                            std::initializer_list<std::pair<int, int>> head_sizes, int seed,
+                            const Extra& extra) {
   CpuFlashOptions exact = splitting_options();
   exact.bf16_dot_products = false;
   const CpuFlashBackend split(splitting_options());
   const CpuFlashBackend unsplit(CpuFlashOptions{.num_threads = 1});
   const CpuFlashBackend no_dot(exact);
-  int seed = 500;
   for (DType dtype : {DType::f32, DType::f16, DType::bf16, DType::fp8_e4m3}) {
-    for (const auto& [head_size, head_size_v] : {std::pair{128, 128}, {80, 96}, {20, 12}}) {
+    for (const auto& [head_size, head_size_v] : head_sizes) {
       Scenario s;
-      s.shape = AttentionShape{AttentionType::full, 3, 3, head_size, head_size_v};
+      s.shape = shape;
+      s.shape.head_size = head_size;
+      s.shape.head_size_v = head_size_v;
       s.dtype = dtype;
-      s.requests = {{1000, 1}, {261, 1}, {64, 1}, {3, 1}};
+      s.requests = requests;
       const std::string what =
           fmt::format("{} head {}/{}", dtype_name(dtype), head_size, head_size_v);
       check_scenario(s, seed++, split, what + ", split");
@@ -81,36 +84,37 @@ TEST(CpuFlashDecodeTest, OneRowPerKvHeadStreamsLongContexts) {
       window.shape.type = AttentionType::sliding_window;
       window.shape.sliding_window = 200;
       check_scenario(window, seed++, split, what + ", window 200");
+      extra(s, seed++, split, what);
     }
   }
 }
 
-// Four query rows per KV head that see the same keys (a 4:1 GQA decode token) stream too, with
-// AVX512-BF16 on bf16 caches, eight keys a step: contexts with a ragged last step (261, 69 and 3
-// keys leave a step's second group part-filled or empty), a sliding window, split and unsplit.
-// Two tokens of a 2:1 group also make four rows, which see different keys and take the chunk
-// walk.
+// One query row per KV head (MHA decode) streams K and V in one pass: contexts of many full
+// 64-key chunks (walked 4 ways interleaved) and a ragged end, head sizes with vector tails, every
+// cache dtype, bf16 with and without dot products, a sliding window, and split and unsplit
+// requests; the running max moves many times over random keys, so O is rescaled mid-stream.
+TEST(CpuFlashDecodeTest, OneRowPerKvHeadStreamsLongContexts) {
+  check_stream_scenarios(AttentionShape{AttentionType::full, 3, 3},
+                         {{1000, 1}, {261, 1}, {64, 1}, {3, 1}}, {{128, 128}, {80, 96}, {20, 12}},
+                         500,
+                         [](const Scenario&, int, const CpuFlashBackend&, const std::string&) {});
+}
+
+// Four query rows per KV head that see the same keys (a 4:1 GQA decode token) stream too on
+// AVX-512, eight keys a step, with f32 products or AVX512-BF16 ones: every cache dtype, contexts
+// with a ragged last step (261, 69 and 3 keys leave a step's second group part-filled or empty),
+// a sliding window, split and unsplit. Head 80/80 (values not a multiple of 32) and two tokens
+// of a 2:1 group (four rows that see different keys) keep the chunk walk.
 TEST(CpuFlashDecodeTest, FourRowsPerKvHeadStreamLongContexts) {
-  const CpuFlashBackend split(splitting_options());
-  const CpuFlashBackend unsplit(CpuFlashOptions{.num_threads = 1});
-  int seed = 600;
-  for (const auto& [head_size, head_size_v] : {std::pair{128, 128}, {64, 96}}) {
-    Scenario s;
-    s.shape = AttentionShape{AttentionType::full, 8, 2, head_size, head_size_v};
-    s.dtype = DType::bf16;
-    s.requests = {{1000, 1}, {261, 1}, {72, 1}, {69, 1}, {3, 1}};
-    const std::string what = fmt::format("head {}/{}", head_size, head_size_v);
-    check_scenario(s, seed++, split, what + ", split");
-    check_scenario(s, seed++, unsplit, what + ", one thread");
-    Scenario window = s;
-    window.shape.type = AttentionType::sliding_window;
-    window.shape.sliding_window = 200;
-    check_scenario(window, seed++, split, what + ", window 200");
-    Scenario two_tokens = s;
-    two_tokens.shape.num_heads = 4;
-    two_tokens.requests = {{300, 2}, {70, 2}};
-    check_scenario(two_tokens, seed++, split, what + ", two tokens of a 2:1 group");
-  }
+  check_stream_scenarios(
+      AttentionShape{AttentionType::full, 8, 2}, {{1000, 1}, {261, 1}, {72, 1}, {69, 1}, {3, 1}},
+      {{128, 128}, {64, 96}, {80, 80}}, 600,
+      [](const Scenario& s, int seed, const CpuFlashBackend& flash, const std::string& what) {
+        Scenario two_tokens = s;
+        two_tokens.shape.num_heads = 4;
+        two_tokens.requests = {{300, 2}, {70, 2}};
+        check_scenario(two_tokens, seed, flash, what + ", two tokens of a 2:1 group");
+      });
 }
 
 // The stream path on every SIMD target the CPU runs (AVX2's 8 lanes, the scalar fallback's chunk

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "flash_gemv_rows_stream-inl.h"
 #include "flash_gemv_scores-inl.h"
 #include "flash_gemv_stream-inl.h"
 #include "flash_rows.h"
@@ -236,6 +237,26 @@ HWY_NOINLINE void GemvItemRows(const ForwardTask& task, const Item& item, float*
     for (int h = 0; h < item.num_kv_heads; ++h) {
       RotateRowsByFourF32<R>(queries + h * R * cache.key_size, cache.key_size,
                              rotations + h * kRotatedRows * cache.key_size);
+    }
+  }
+#endif
+#if HWY_TARGET == HWY_AVX3
+  // Four rows that all see the same keys (a 4:1 GQA decode token) stream too.
+  if constexpr (R == 4) {
+    if (rotated && cache.value_size % (2 * kLanes) == 0 && rows.max_begin == rows.keys.begin &&
+        rows.min_end == rows.keys.end) {
+      StreamFourRows(
+          task, item, rows, o,
+          [&](int h, const std::byte* const(&tokens)[kStreamKeys]) {
+            const T* keys[kStreamKeys];
+            for (int k = 0; k < kStreamKeys; ++k) {
+              keys[k] = reinterpret_cast<const T*>(tokens[k]) + cache.key_offset;
+            }
+            return VF{
+                FourKeysFourRowsF32<T>(rotations + h * 4 * cache.key_size, cache.key_size, keys)};
+          },
+          AddValuesFourRowsF32<T>{cache.value_offset, cache.value_size});
+      return FinishGemvItem(task, item, rows, o);
     }
   }
 #endif

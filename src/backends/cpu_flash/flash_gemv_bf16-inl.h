@@ -168,7 +168,16 @@ ATTNRT_BF16_DOT HWY_NOINLINE void GemvItemBf16(const ForwardTask& task, const It
   if constexpr (R == 4) {
     // Four rows that all see the same keys (a 4:1 GQA decode token) stream too.
     if (rows.max_begin == rows.keys.begin && rows.min_end == rows.keys.end) {
-      StreamFourRowsBf16(task, item, rows, interleaved, o);
+      StreamFourRows(
+          task, item, rows, o,
+          [&](int h, const std::byte* const(&tokens)[kStreamKeys]) {
+            const std::uint16_t* keys[kStreamKeys];
+            for (int k = 0; k < kStreamKeys; ++k) {
+              keys[k] = reinterpret_cast<const std::uint16_t*>(tokens[k]) + cache.key_offset;
+            }
+            return VF{FourKeysFourRows(interleaved + h * 4 * cache.key_size, cache.key_size, keys)};
+          },
+          AddValuesFourRowsBf16{cache.value_offset, cache.value_size});
       UnpermuteRows(o, rows.count, cache.value_size);
       return FinishGemvItem(task, item, rows, o);
     }

@@ -120,11 +120,7 @@ ATTNRT_BF16_DOT HWY_INLINE void ScoreFourKeysFourRows(const std::uint16_t* HWY_R
                                                       int key_size,
                                                       const std::uint16_t* const (&keys)[4],
                                                       float* HWY_RESTRICT scores) {
-  const __m512 sums = FourKeysFourRows(rotated, key_size, keys);
-  _mm_storeu_ps(scores, _mm512_extractf32x4_ps(sums, 0));
-  _mm_storeu_ps(scores + kScoreStride, _mm512_extractf32x4_ps(sums, 1));
-  _mm_storeu_ps(scores + 2 * kScoreStride, _mm512_extractf32x4_ps(sums, 2));
-  _mm_storeu_ps(scores + 3 * kScoreStride, _mm512_extractf32x4_ps(sums, 3));
+  StoreRowsOfFour(FourKeysFourRows(rotated, key_size, keys), scores);
 }
 
 // Row-major bf16 rows [R][key_size] → per group of 4 rows (zero rows pad the last) the four

@@ -183,7 +183,7 @@ HWY_INLINE void ChunkScores(const float* queries, int key_size, const std::byte*
 #if HWY_TARGET == HWY_AVX3
 // AVX-512 scores for groups of 4 rows without horizontal sums per key: lane block j (4 floats)
 // of rotation s holds row (j + s) % 4, so accumulator s sums row (j + s) % 4 in block j.
-// RowsInBlocks rotates them back (block r = row r) and StoreFourByFour folds 4 keys × 4 rows
+// RowsInBlocks rotates them back (block r = row r) and FourByFour folds 4 keys × 4 rows
 // with in-lane shuffles. Used by the f32 and the bf16 dot-product paths.
 HWY_INLINE __m512 RowsInBlocks(const __m512 (&acc)[4]) {
   __m512 sum = _mm512_add_ps(acc[0], _mm512_shuffle_f32x4(acc[1], acc[1], 0x93));
@@ -201,10 +201,8 @@ HWY_INLINE __m512 FourByFour(__m512 k0, __m512 k1, __m512 k2, __m512 k3) {
   return _mm512_add_ps(_mm512_castpd_ps(lo), _mm512_castpd_ps(hi));
 }
 
-// FourByFour, stored as the 4 keys' scores of each row.
-HWY_INLINE void StoreFourByFour(__m512 k0, __m512 k1, __m512 k2, __m512 k3,
-                                float* HWY_RESTRICT scores) {
-  const __m512 sums = FourByFour(k0, k1, k2, k3);
+// Block r of `sums` (lane b: row r · key b) to row r of a chunk's score buffer.
+HWY_INLINE void StoreRowsOfFour(__m512 sums, float* HWY_RESTRICT scores) {
   _mm_storeu_ps(scores, _mm512_extractf32x4_ps(sums, 0));
   _mm_storeu_ps(scores + kScoreStride, _mm512_extractf32x4_ps(sums, 1));
   _mm_storeu_ps(scores + 2 * kScoreStride, _mm512_extractf32x4_ps(sums, 2));
@@ -231,9 +229,10 @@ HWY_INLINE void RotateRowsByFourF32(const float* rows, int key_size, float* HWY_
   }
 }
 
+// Lane b of block r of the result is row r · key b.
 template <typename T>
-HWY_INLINE void ScoreFourKeysFourRowsF32(const float* HWY_RESTRICT rotated, int key_size,
-                                         const T* const (&keys)[4], float* HWY_RESTRICT scores) {
+HWY_INLINE __m512 FourKeysFourRowsF32(const float* HWY_RESTRICT rotated, int key_size,
+                                      const T* const (&keys)[4]) {
   const DF df;
   __m512 acc[4][4];
   HWY_UNROLL(16)
@@ -249,8 +248,8 @@ HWY_INLINE void ScoreFourKeysFourRowsF32(const float* HWY_RESTRICT rotated, int 
       for (int b = 0; b < 4; ++b) acc[b][s] = _mm512_fmadd_ps(q, k[b], acc[b][s]);
     }
   }
-  StoreFourByFour(RowsInBlocks(acc[0]), RowsInBlocks(acc[1]), RowsInBlocks(acc[2]),
-                  RowsInBlocks(acc[3]), scores);
+  return FourByFour(RowsInBlocks(acc[0]), RowsInBlocks(acc[1]), RowsInBlocks(acc[2]),
+                    RowsInBlocks(acc[3]));
 }
 
 // Scores of a chunk's keys for R >= 3 rows in groups of 4, 4 keys at a time; the last block
@@ -265,8 +264,8 @@ HWY_INLINE void ChunkScoresByFourF32(const float* rotated, int key_size,
       keys[b] = reinterpret_cast<const T*>(tokens[std::min(n + b, count - 1)]) + key_offset;
     }
     for (int g = 0; g < (R + 3) / 4; ++g) {
-      ScoreFourKeysFourRowsF32<T>(rotated + g * 4 * key_size, key_size, keys,
-                                  scores + 4 * g * kScoreStride + n);
+      StoreRowsOfFour(FourKeysFourRowsF32<T>(rotated + g * 4 * key_size, key_size, keys),
+                      scores + 4 * g * kScoreStride + n);
     }
   }
 }

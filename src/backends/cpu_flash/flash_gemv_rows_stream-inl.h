@@ -1,0 +1,189 @@
+// The stream path for GQA decodes on AVX-512: items with four query rows per KV head (a decode
+// token of a 4:1 group) that all see the same keys. As the one-row stream
+// (flash_gemv_stream-inl.h) it reads each token record once, front to back: per step of eight
+// keys and per KV head, K is scored for the four rows at once (the rotations of
+// flash_gemv_scores-inl.h leave row r · key b in lane b of block r), the four online softmaxes
+// move together, row r in lane block r, and the V lines that follow are summed into the rows' O
+// while in L1. The chunk walk instead sums V in a second pass from L2. The f32-product PV is
+// here; the AVX512-BF16 one in flash_gemv_bf16_rows_stream-inl.h.
+
+#if defined(ATTNRT_CPU_FLASH_GEMV_ROWS_STREAM_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNRT_CPU_FLASH_GEMV_ROWS_STREAM_INL_H_
+#undef ATTNRT_CPU_FLASH_GEMV_ROWS_STREAM_INL_H_
+#else
+#define ATTNRT_CPU_FLASH_GEMV_ROWS_STREAM_INL_H_
+#endif
+
+#include <algorithm>
+#include <limits>
+
+#include "flash_gemv_scores-inl.h"
+#include "flash_gemv_stream-inl.h"
+#include "flash_rows.h"
+#include "flash_simd-inl.h"
+#include "flash_types.h"
+
+#if HWY_TARGET == HWY_AVX3
+#include <immintrin.h>
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace attnrt::cpu_flash::HWY_NAMESPACE {
+
+#if HWY_TARGET == HWY_AVX3
+
+// 4-key groups a step of the four-row stream takes per head (token rows of the four pages): two
+// halve the O loads and stores per key and give the step two independent score chains. Batch 8,
+// context 4096, 32/8 heads, one thread, from DRAM: 1 group 15 GiB/s, 2 groups 19, 4 groups 17
+// (the chunk walk: 16-18).
+inline constexpr int kRowStreamGroups = 2;
+
+// Token records (for one KV head) of the keys of a four-row stream step, by group.
+using StepTokens = const std::byte* [kRowStreamGroups][kStreamKeys];
+
+// Walks the item's keys as StreamKeys does (chunks of kGemvChunk, full ones 4 ways interleaved),
+// kRowStreamGroups groups of four keys a step, for four rows per KV head, O (rows of every head)
+// starting at zero. score(h, tokens) returns row r · key b (log2 units) in lane b of block r for
+// head h and the token records of one group; add_values(p, tokens, head_o) sums a step's V
+// lines into the head's O, group g weighted by p[g] (lane b of block r: row r, key b). Leaves
+// each row's max and sum in rows.
+template <class Score, class AddValues>
+HWY_INLINE void StreamFourRows(const ForwardTask& task, const Item& item, const RowSet& rows,
+                               float* HWY_RESTRICT o, const Score& score,
+                               const AddValues& add_values) {
+  constexpr int kGroups = kRowStreamGroups;
+  constexpr int kStep = kGroups * kStreamKeys;
+  const CacheView& cache = task.cache;
+  const DF df;
+  const VF neg_inf = hn::Set(df, -std::numeric_limits<float>::infinity());
+  const VF one = hn::Set(df, 1.f);
+  const int heads = item.num_kv_heads;
+  // Per head: each row's running max and sums, row r in lane block r.
+  alignas(64) float state_max[kMaxGemvHeads * kLanes];
+  alignas(64) float state_sum[kMaxGemvHeads * kLanes];
+  for (int h = 0; h < heads; ++h) {
+    hn::Store(neg_inf, df, state_max + h * kLanes);
+    hn::Store(hn::Zero(df), df, state_sum + h * kLanes);
+  }
+  const hn::RebindToSigned<DF> di;
+  const auto key_lane = hn::And(hn::Iota(di, 0), hn::Set(di, 3));
+  const std::byte* base[kGemvChunk];
+  alignas(64) float alpha[kLanes];
+  for (int first = rows.keys.begin; first < rows.keys.end; first += kGemvChunk) {
+    const int count = std::min(kGemvChunk, rows.keys.end - first);
+    list_chunk_tokens(task, item, first, count, count == kGemvChunk, base);
+    for (int n = 0; n < count; n += kStep) {
+      // Keys of each group (0 for groups past the chunk, which repeat its last key unweighted).
+      int group_keys[kGroups];
+      for (int g = 0; g < kGroups; ++g) {
+        group_keys[g] = std::clamp(count - n - g * kStreamKeys, 0, kStreamKeys);
+      }
+      for (int h = 0; h < heads; ++h) {
+        const std::byte* tokens[kGroups][kStreamKeys];
+        VF s[kGroups];
+        HWY_UNROLL(4)
+        for (int g = 0; g < kGroups; ++g) {
+          for (int k = 0; k < kStreamKeys; ++k) {
+            tokens[g][k] =
+                base[std::min(n + g * kStreamKeys + k, count - 1)] + h * cache.head_stride;
+          }
+          const auto live = hn::RebindMask(df, hn::Lt(key_lane, hn::Set(di, group_keys[g])));
+          s[g] = hn::IfThenElse(live, score(h, tokens[g]), neg_inf);
+        }
+        VF step_max = s[0];
+        HWY_UNROLL(4)
+        for (int g = 1; g < kGroups; ++g) step_max = hn::Max(step_max, s[g]);
+        step_max = MaxOfFours(step_max);
+        float* head_o = o + h * 4 * cache.value_size;
+        VF m = hn::Load(df, state_max + h * kLanes);
+        VF sum = hn::Load(df, state_sum + h * kLanes);
+        const auto grew = hn::Gt(step_max, m);
+        if (!hn::AllFalse(df, grew)) {
+          const VF grown = hn::Max(m, step_max);
+          // exp2(-inf) = 0 clears a row's empty start; its O is still zero then.
+          const VF a = hn::IfThenElse(grew, Exp2(df, hn::Sub(m, grown)), one);
+          hn::Store(a, df, alpha);
+          for (int r = 0; r < 4; ++r) {
+            const float scale = alpha[4 * r];
+            if (scale == 1.f) continue;
+            float* row = head_o + r * cache.value_size;
+            for (int j = 0; j < cache.value_size; ++j) row[j] *= scale;
+          }
+          sum = hn::Mul(sum, a);
+          m = grown;
+          hn::Store(m, df, state_max + h * kLanes);
+        }
+        // Dead lanes (-inf) give exp2 = 0; m is finite once a step had a live key.
+        VF p[kGroups];
+        HWY_UNROLL(4)
+        for (int g = 0; g < kGroups; ++g) {
+          p[g] = Exp2(df, hn::Sub(s[g], m));
+          sum = hn::Add(sum, p[g]);
+        }
+        hn::Store(sum, df, state_sum + h * kLanes);
+        add_values(p, tokens, head_o);
+      }
+    }
+  }
+  for (int h = 0; h < heads; ++h) {
+    for (int r = 0; r < 4; ++r) {
+      const float* block = state_sum + h * kLanes + 4 * r;
+      rows.max[4 * h + r] = state_max[h * kLanes + 4 * r];
+      rows.sum[4 * h + r] = block[0] + block[1] + block[2] + block[3];
+    }
+  }
+}
+
+// The f32-product PV of a four-row stream step: per 32 value entries, the 4 rows' accumulators
+// stay in registers over the step's keys, each V chunk converted once for the 4 rows.
+template <typename T>
+struct AddValuesFourRowsF32 {
+  int value_offset;
+  int value_size;  // a multiple of 32
+  HWY_INLINE void operator()(const VF (&p)[kRowStreamGroups], const StepTokens& tokens,
+                             float* HWY_RESTRICT o) const {
+    const DF df;
+    alignas(64) float weights[kRowStreamGroups][kLanes];
+    const T* values[kRowStreamGroups][kStreamKeys];
+    for (int g = 0; g < kRowStreamGroups; ++g) {
+      hn::Store(p[g], df, weights[g]);
+      for (int k = 0; k < kStreamKeys; ++k) {
+        values[g][k] = reinterpret_cast<const T*>(tokens[g][k]) + value_offset;
+      }
+    }
+    for (int j = 0; j < value_size; j += 2 * kLanes) {
+      VF acc[4][2];
+      HWY_UNROLL(4)
+      for (int r = 0; r < 4; ++r) {
+        acc[r][0] = hn::LoadU(df, o + r * value_size + j);
+        acc[r][1] = hn::LoadU(df, o + r * value_size + j + kLanes);
+      }
+      HWY_UNROLL(2)
+      for (int g = 0; g < kRowStreamGroups; ++g) {
+        HWY_UNROLL(4)
+        for (int k = 0; k < kStreamKeys; ++k) {
+          const VF x0 = LoadF32(df, values[g][k] + j);
+          const VF x1 = LoadF32(df, values[g][k] + j + kLanes);
+          HWY_UNROLL(4)
+          for (int r = 0; r < 4; ++r) {
+            const VF w = hn::Set(df, weights[g][4 * r + k]);
+            acc[r][0] = hn::MulAdd(w, x0, acc[r][0]);
+            acc[r][1] = hn::MulAdd(w, x1, acc[r][1]);
+          }
+        }
+      }
+      HWY_UNROLL(4)
+      for (int r = 0; r < 4; ++r) {
+        hn::StoreU(acc[r][0], df, o + r * value_size + j);
+        hn::StoreU(acc[r][1], df, o + r * value_size + j + kLanes);
+      }
+    }
+  }
+};
+
+#endif  // HWY_TARGET == HWY_AVX3
+
+}  // namespace attnrt::cpu_flash::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // ATTNRT_CPU_FLASH_GEMV_ROWS_STREAM_INL_H_
