@@ -151,6 +151,9 @@ struct AddValuesFourRowsF32 {
         values[g][k] = reinterpret_cast<const T*>(tokens[g][k]) + value_offset;
       }
     }
+    // The weights are broadcast from memory (an FMA's embedded broadcast): without this barrier
+    // the compiler derives each from the p registers with a permute and spills the indices.
+    __asm__ __volatile__("" : : "r"(&weights[0][0]) : "memory");
     for (int j = 0; j < value_size; j += 2 * kLanes) {
       VF acc[4][2];
       HWY_UNROLL(4)
