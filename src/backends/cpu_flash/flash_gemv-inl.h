@@ -2,7 +2,8 @@
 // rows per KV head (query tokens × the heads of one GQA group), over one or more KV heads. Head
 // dimensions lie along SIMD lanes and K/V are converted in registers straight from the cache,
 // chunk by chunk, so each byte of the group's K/V is read once for all its rows. Items with one
-// row per KV head stream instead (flash_gemv_stream-inl.h).
+// row per KV head stream instead (flash_gemv_stream-inl.h), and so, on AVX-512, do items with
+// four rows per KV head that all see the same keys (flash_gemv_rows_stream-inl.h).
 
 #if defined(ATTNRT_CPU_FLASH_GEMV_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ATTNRT_CPU_FLASH_GEMV_INL_H_
