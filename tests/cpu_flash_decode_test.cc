@@ -104,7 +104,7 @@ TEST(CpuFlashDecodeTest, OneRowPerKvHeadStreamsLongContexts) {
 // AVX-512, eight keys a step, with f32 products or AVX512-BF16 ones: every cache dtype, contexts
 // with a ragged last step (261, 69 and 3 keys leave a step's second group part-filled or empty),
 // a sliding window, split and unsplit. Head 80/80 (values not a multiple of 32) and two tokens
-// of a 2:1 group (four rows that see different keys) keep the chunk walk.
+// of a 2:1 group (four rows that see different keys) keep the chunk walk; MLA with 4 heads streams.
 TEST(CpuFlashDecodeTest, FourRowsPerKvHeadStreamLongContexts) {
   check_stream_scenarios(
       AttentionShape{AttentionType::full, 8, 2}, {{1000, 1}, {261, 1}, {72, 1}, {69, 1}, {3, 1}},
@@ -115,6 +115,16 @@ TEST(CpuFlashDecodeTest, FourRowsPerKvHeadStreamLongContexts) {
         two_tokens.requests = {{300, 2}, {70, 2}};
         check_scenario(two_tokens, seed, flash, what + ", two tokens of a 2:1 group");
       });
+  // MLA with 4 query heads: K and V share the 576-wide latent, V its first 512 entries.
+  const CpuFlashBackend flash(splitting_options());
+  int seed = 680;
+  for (DType dtype : {DType::f16, DType::bf16}) {
+    Scenario mla;
+    mla.shape = AttentionShape{AttentionType::mla, 4, 1, 576, 512};
+    mla.dtype = dtype;
+    mla.requests = {{300, 1}, {69, 1}};
+    check_scenario(mla, seed++, flash, fmt::format("MLA 576/512, 4 heads, {}", dtype_name(dtype)));
+  }
 }
 
 // The stream path on every SIMD target the CPU runs (AVX2's 8 lanes, the scalar fallback's chunk
