@@ -34,8 +34,8 @@ namespace attnrt::cpu_flash::HWY_NAMESPACE {
 
 // 4-key groups a step of the four-row stream takes per head (token rows of the four pages): two
 // halve the O loads and stores per key and give the step two independent score chains. Batch 8,
-// context 4096, 32/8 heads, one thread, from DRAM: 1 group 15 GiB/s, 2 groups 19, 4 groups 17
-// (the chunk walk: 16-18).
+// context 4096, 32/8 heads, one thread, from DRAM, GiB/s for 1, 2 and 4 groups: bf16 15, 19, 17
+// (the chunk walk: 16-18); f16 13.6, 14.7, 10.9 (the chunk walk: 12.3-13).
 inline constexpr int kRowStreamGroups = 2;
 
 // Token records (for one KV head) of the keys of a four-row stream step, by group.
