@@ -244,8 +244,7 @@ HWY_NOINLINE void GemvItemRows(const ForwardTask& task, const Item& item, float*
 #if HWY_TARGET == HWY_AVX3
   // Four rows that all see the same keys (a 4:1 GQA decode token) stream too.
   if constexpr (R == 4) {
-    if (rotated && cache.value_size % (2 * kLanes) == 0 && rows.max_begin == rows.keys.begin &&
-        rows.min_end == rows.keys.end) {
+    if (rotated && cache.value_size % (2 * kLanes) == 0 && rows_share_keys(rows)) {
       StreamFourRows(
           task, item, rows, o,
           [&](int h, const std::byte* const(&tokens)[kStreamKeys]) {

@@ -167,7 +167,7 @@ ATTNRT_BF16_DOT HWY_NOINLINE void GemvItemBf16(const ForwardTask& task, const It
   }
   if constexpr (R == 4) {
     // Four rows that all see the same keys (a 4:1 GQA decode token) stream too.
-    if (rows.max_begin == rows.keys.begin && rows.min_end == rows.keys.end) {
+    if (rows_share_keys(rows)) {
       StreamFourRows(
           task, item, rows, o,
           [&](int h, const std::byte* const(&tokens)[kStreamKeys]) {

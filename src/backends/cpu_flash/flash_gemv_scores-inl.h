@@ -83,19 +83,25 @@ HWY_INLINE VF TransposeSumOf(DF df, VF* v) {
 #endif
 }
 
+#if HWY_TARGET == HWY_AVX3
+// Block r of every input k_b holds 4 partial sums of row r; lane b of block r of the result is
+// row r · key b.
+HWY_INLINE __m512 FourByFour(__m512 k0, __m512 k1, __m512 k2, __m512 k3) {
+  const __m512 t01 = _mm512_add_ps(_mm512_unpacklo_ps(k0, k1), _mm512_unpackhi_ps(k0, k1));
+  const __m512 t23 = _mm512_add_ps(_mm512_unpacklo_ps(k2, k3), _mm512_unpackhi_ps(k2, k3));
+  const __m512d lo = _mm512_unpacklo_pd(_mm512_castps_pd(t01), _mm512_castps_pd(t23));
+  const __m512d hi = _mm512_unpackhi_pd(_mm512_castps_pd(t01), _mm512_castps_pd(t23));
+  return _mm512_add_ps(_mm512_castpd_ps(lo), _mm512_castpd_ps(hi));
+}
+#endif
+
 // Lanes 0-3 of the result (on AVX-512, every block of 4) are the sums of the lanes of v[0..3]:
-// TransposeSumOf<4>, but on AVX-512 with in-block unpacks and two block swaps, which are shorter
-// than its four levels of two-source permutes (the stream path waits on this every step).
+// TransposeSumOf<4>, but on AVX-512 FourByFour's in-block unpacks and two block swaps, which are
+// shorter than its four levels of two-source permutes (the stream path waits on this every step).
 HWY_INLINE VF SumsOfFour(DF df, VF* v) {
 #if HWY_TARGET == HWY_AVX3
   (void)df;
-  const __m512 t01 =
-      _mm512_add_ps(_mm512_unpacklo_ps(v[0].raw, v[1].raw), _mm512_unpackhi_ps(v[0].raw, v[1].raw));
-  const __m512 t23 =
-      _mm512_add_ps(_mm512_unpacklo_ps(v[2].raw, v[3].raw), _mm512_unpackhi_ps(v[2].raw, v[3].raw));
-  const __m512d lo = _mm512_unpacklo_pd(_mm512_castps_pd(t01), _mm512_castps_pd(t23));
-  const __m512d hi = _mm512_unpackhi_pd(_mm512_castps_pd(t01), _mm512_castps_pd(t23));
-  __m512 sums = _mm512_add_ps(_mm512_castpd_ps(lo), _mm512_castpd_ps(hi));
+  __m512 sums = FourByFour(v[0].raw, v[1].raw, v[2].raw, v[3].raw);
   sums = _mm512_add_ps(sums, _mm512_shuffle_f32x4(sums, sums, 0x4E));
   return VF{_mm512_add_ps(sums, _mm512_shuffle_f32x4(sums, sums, 0xB1))};
 #elif HWY_TARGET == HWY_SCALAR
@@ -189,16 +195,6 @@ HWY_INLINE __m512 RowsInBlocks(const __m512 (&acc)[4]) {
   __m512 sum = _mm512_add_ps(acc[0], _mm512_shuffle_f32x4(acc[1], acc[1], 0x93));
   sum = _mm512_add_ps(sum, _mm512_shuffle_f32x4(acc[2], acc[2], 0x4E));
   return _mm512_add_ps(sum, _mm512_shuffle_f32x4(acc[3], acc[3], 0x39));
-}
-
-// Block r of every input k_b holds 4 partial sums of row r; lane b of block r of the result is
-// row r · key b.
-HWY_INLINE __m512 FourByFour(__m512 k0, __m512 k1, __m512 k2, __m512 k3) {
-  const __m512 t01 = _mm512_add_ps(_mm512_unpacklo_ps(k0, k1), _mm512_unpackhi_ps(k0, k1));
-  const __m512 t23 = _mm512_add_ps(_mm512_unpacklo_ps(k2, k3), _mm512_unpackhi_ps(k2, k3));
-  const __m512d lo = _mm512_unpacklo_pd(_mm512_castps_pd(t01), _mm512_castps_pd(t23));
-  const __m512d hi = _mm512_unpackhi_pd(_mm512_castps_pd(t01), _mm512_castps_pd(t23));
-  return _mm512_add_ps(_mm512_castpd_ps(lo), _mm512_castpd_ps(hi));
 }
 
 // Block r of `sums` (lane b: row r · key b) to row r of a chunk's score buffer.

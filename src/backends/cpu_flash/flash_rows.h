@@ -118,6 +118,11 @@ inline void list_chunk_tokens(const ForwardTask& task, const Item& item, int fir
   }
 }
 
+// Every row sees every key of the split (a decode token's heads), so no key needs masking.
+inline bool rows_share_keys(const RowSet& rows) {
+  return rows.max_begin == rows.keys.begin && rows.min_end == rows.keys.end;
+}
+
 // Rows [first, first + count) of `rows` (the same keys), e.g. one KV head's rows of an item.
 inline RowSet slice_rows(const RowSet& rows, int first, int count) {
   RowSet slice = rows;
