@@ -101,10 +101,12 @@ TEST(CpuFlashDecodeTest, OneRowPerKvHeadStreamsLongContexts) {
 }
 
 // Four query rows per KV head that see the same keys (a 4:1 GQA decode token) stream too on
-// AVX-512, eight keys a step, with f32 products or AVX512-BF16 ones: every cache dtype, contexts
-// with a ragged last step (261, 69 and 3 keys leave a step's second group part-filled or empty),
-// a sliding window, split and unsplit. Head 80/80 (values not a multiple of 32) and two tokens
-// of a 2:1 group (four rows that see different keys) keep the chunk walk; MLA with 4 heads streams.
+// AVX-512, eight keys a step (in full 128-key chunks one token row of eight pages, the next
+// step's records prefetched, across chunks too), with f32 products or AVX512-BF16 ones: every
+// cache dtype, contexts with a ragged last step (261, 69 and 3 keys leave a step's second group
+// part-filled or empty), a sliding window, split and unsplit, and 64-key pages in LBHNC. Head
+// 80/80 (values not a multiple of 32) and two tokens of a 2:1 group (four rows that see
+// different keys) keep the chunk walk; MLA with 4 heads streams.
 TEST(CpuFlashDecodeTest, FourRowsPerKvHeadStreamLongContexts) {
   check_stream_scenarios(
       AttentionShape{AttentionType::full, 8, 2}, {{1000, 1}, {261, 1}, {72, 1}, {69, 1}, {3, 1}},
@@ -114,6 +116,11 @@ TEST(CpuFlashDecodeTest, FourRowsPerKvHeadStreamLongContexts) {
         two_tokens.shape.num_heads = 4;
         two_tokens.requests = {{300, 2}, {70, 2}};
         check_scenario(two_tokens, seed, flash, what + ", two tokens of a 2:1 group");
+        Scenario big_pages = s;
+        big_pages.block_size = big_pages.kernel_block_size = 64;
+        big_pages.layout = KVCacheLayout::LBHNC;
+        big_pages.requests = {{1000, 1}};
+        check_scenario(big_pages, seed + 1000, flash, what + ", 64-key pages in LBHNC");
       });
   // MLA with 4 query heads: K and V share the 576-wide latent, V its first 512 entries.
   const CpuFlashBackend flash(splitting_options());

@@ -105,15 +105,17 @@ inline RowSet prepare_rows(const ForwardTask& task, const Item& item, int lanes,
 }
 
 // Content addresses (K then V) of keys [first, first + count) of the item's request for its first
-// KV head (count <= kGemvChunk). `interleave` lists a full chunk 4 ways (keys n, n + 16, n + 32,
-// n + 48 side by side), so that walking the list reads four pages at once, which hides each
-// page's first miss behind the others' (single-core paged reads: 24 -> 31 GB/s). Only for
-// chunks nothing masks: the softmax does not care about the order then.
+// KV head. `ways` > 1 lists them that many ways interleaved (keys n, n + count / ways, ...: with
+// 16-key pages, the same row of `ways` pages side by side), so that walking the list reads
+// several pages at once, which hides each page's first miss behind the others' (single-core
+// paged reads: 24 -> 31 GB/s for 4 ways). Only for chunks nothing masks, whose count is a
+// multiple of `ways`: the softmax does not care about the order then.
 inline void list_chunk_tokens(const ForwardTask& task, const Item& item, int first, int count,
-                              bool interleave, const std::byte** tokens) {
+                              int ways, const std::byte** tokens) {
   const std::int32_t* block_row = request_of(task, item).block_row;
+  const int spacing = count / ways;
   for (int n = 0; n < count; ++n) {
-    const int key = interleave ? (n % 4) * (kGemvChunk / 4) + n / 4 : n;
+    const int key = (n % ways) * spacing + n / ways;
     tokens[n] = task.cache.token(block_row, first + key, item.kv_head);
   }
 }
