@@ -187,7 +187,7 @@ HWY_INLINE void ForEachChunk(const ForwardTask& task, const Item& item, const Ro
     // A full chunk that every row sees whole is walked 4 ways interleaved.
     const bool interleave =
         count == kGemvChunk && first >= rows.max_begin && first + count <= rows.min_end;
-    list_chunk_tokens(task, item, first, count, interleave ? 4 : 1, base);
+    list_chunk_tokens(task, item, first, count, interleave ? kGemvChunkWays : 1, base);
     for (int n = 0; n < count; n += kGroup) {
       const int group = std::min(kGroup, count - n);
       for (int h = 0; h < heads; ++h) {

@@ -50,13 +50,6 @@ using StepTokens = const std::byte* [kRowStreamGroups][kStreamKeys];
 inline constexpr int kRowStreamChunk = 128;
 inline constexpr int kRowStreamWays = 8;
 
-// Asks L2 for the `bytes` at `p` (the T1 hint: L2 on Zen 4, L2 and up elsewhere).
-HWY_INLINE void PrefetchToL2(const std::byte* p, int bytes) {
-  for (int offset = 0; offset < bytes; offset += 64) {
-    _mm_prefetch(reinterpret_cast<const char*>(p + offset), _MM_HINT_T1);
-  }
-}
-
 // Walks the item's keys in chunks of kRowStreamChunk (full ones kRowStreamWays ways
 // interleaved), kRowStreamGroups groups of four keys a step, for four rows per KV head, O (rows
 // of every head) starting at zero. score(h, tokens) returns row r · key b (log2 units) in lane b
@@ -115,7 +108,7 @@ HWY_INLINE void StreamFourRows(const ForwardTask& task, const Item& item, const 
       const int ahead_count = std::min(kStep, last_step ? next_count : count - n - kStep);
       for (int h = 0; h < heads; ++h) {
         for (int i = 0; i < ahead_count; ++i) {
-          PrefetchToL2(ahead[i] + h * cache.head_stride, record_bytes);
+          PrefetchBytesToL2(ahead[i] + h * cache.head_stride, record_bytes);
         }
         const std::byte* tokens[kGroups][kStreamKeys];
         VF s[kGroups];

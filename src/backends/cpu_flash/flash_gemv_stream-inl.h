@@ -145,7 +145,7 @@ HWY_INLINE void StreamKeys(const ForwardTask& task, const Item& item, const RowS
   alignas(64) float weights[kLanes];
   for (int first = rows.keys.begin; first < rows.keys.end; first += kGemvChunk) {
     const int count = std::min(kGemvChunk, rows.keys.end - first);
-    list_chunk_tokens(task, item, first, count, count == kGemvChunk ? 4 : 1, base);
+    list_chunk_tokens(task, item, first, count, count == kGemvChunk ? kGemvChunkWays : 1, base);
     for (int n = 0; n < count; n += kStreamKeys) {
       const int group = std::min(kStreamKeys, count - n);
       const auto live = hn::FirstN(df, static_cast<std::size_t>(group));

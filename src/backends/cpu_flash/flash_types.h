@@ -19,9 +19,11 @@ inline constexpr int kTargetRows = 64;
 inline constexpr int kGemvMaxRows = 8;
 // KV heads of one GEMV item at most (each head keeps >= 5 rows' worth of scratch, see the plan).
 inline constexpr int kMaxGemvHeads = kMaxRows / 5;
-// Keys per GEMM tile; keys per GEMV chunk.
+// Keys per GEMM tile; keys per GEMV chunk, and the ways a full unmasked chunk is walked
+// interleaved (list_chunk_tokens: one row of four 16-key pages side by side).
 inline constexpr int kKeyTile = 64;
 inline constexpr int kGemvChunk = 64;
+inline constexpr int kGemvChunkWays = 4;
 // Split boundaries are multiples of this many keys; a request has at most kMaxSplits splits.
 inline constexpr int kSplitAlign = 16;
 inline constexpr int kMaxSplits = 64;
