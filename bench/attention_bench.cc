@@ -10,16 +10,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <map>
-#include <memory>
-#include <numeric>
-#include <random>
 #include <thread>
-#include <vector>
 
 #include "../tools/attnrt/bench_attention_cases.h"
 #include "attnrt/backends/cpu_flash/machine_probes.h"
-#include "attnrt/core/buffer.h"
 
 namespace {
 
@@ -98,87 +92,30 @@ void BM_DramReadProbe(benchmark::State& state) {
 }
 BENCHMARK(BM_DramReadProbe)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// How the order of a decode's reads alone sets its DRAM rate: no compute, only the loads of a
-// paged KV walk. Pages of 16 token rows × 8 KV heads × [K | V] (bf16, head 128: 512 B per head,
-// 4 KiB per row, 64 KiB per page) in shuffled order; `pages` of them are walked in lockstep,
-// `rows` token rows of each a step, and per step and head the K lines of every listed row, then
-// their V lines, as the stream kernels read them. Compare with BM_DramReadProbe side by side.
-constexpr std::size_t kPatternHeadBytes = 512;
-constexpr std::size_t kPatternRowBytes = 8 * kPatternHeadBytes;
-constexpr std::size_t kPatternPageBytes = 16 * kPatternRowBytes;
-
-// Sums every 8-byte word of [p, p + bytes): all of each cache line is loaded, as a kernel does.
-std::uint64_t sum_lines(const std::byte* p, std::size_t bytes) {
-  const auto* words = reinterpret_cast<const std::uint64_t*>(p);
-  std::uint64_t sum = 0;
-  for (std::size_t i = 0; i < bytes / sizeof(std::uint64_t); ++i) sum += words[i];
-  return sum;
-}
-
-std::uint64_t walk_pages(const std::byte* base, const std::vector<std::uint32_t>& pages,
-                         int lockstep, int rows) {
-  std::uint64_t sum = 0;
-  std::vector<const std::byte*> records(static_cast<std::size_t>(lockstep * rows));
-  for (std::size_t first = 0; first + lockstep <= pages.size(); first += lockstep) {
-    for (int row = 0; row < 16; row += rows) {
-      for (int r = 0; r < rows; ++r) {
-        for (int i = 0; i < lockstep; ++i) {
-          records[r * lockstep + i] =
-              base + pages[first + i] * kPatternPageBytes + (row + r) * kPatternRowBytes;
-        }
-      }
-      for (int head = 0; head < 8; ++head) {
-        const std::size_t k = head * kPatternHeadBytes;
-        for (const std::byte* record : records) sum += sum_lines(record + k, 256);
-        for (const std::byte* record : records) sum += sum_lines(record + k + 256, 256);
-      }
-    }
-  }
-  return sum;
-}
-
-// Args: pages walked in lockstep, token rows of each per step.
+// How the order of a decode's reads alone sets its DRAM rate: DramReadProbe::measure_paged
+// over pages of 16 token rows × 8 KV heads × [K | V] (bf16, head 128: 512 B per head, 4 KiB per
+// row, 64 KiB per page) in shuffled order, `pages` of them walked in lockstep, one token row of
+// each a step, as the stream kernels read them. Compare with BM_DramReadProbe side by side.
 void BM_PagedReadPattern(benchmark::State& state) {
   constexpr std::size_t kBytes = std::size_t{512} << 20;
-  const int lockstep = static_cast<int>(state.range(0));
-  const int rows = static_cast<int>(state.range(1));
-  const auto buffer = attnrt::Buffer::allocate(kBytes);
-  const int threads = bench_threads();
-  // Each thread walks its own shuffled pages, as decode threads walk their own requests.
-  const std::size_t pages_per_thread = kBytes / kPatternPageBytes / threads;
-  std::vector<std::vector<std::uint32_t>> pages(threads);
-  std::mt19937 shuffle(7);
-  for (int t = 0; t < threads; ++t) {
-    pages[t].resize(pages_per_thread);
-    std::iota(pages[t].begin(), pages[t].end(), static_cast<std::uint32_t>(t * pages_per_thread));
-    std::shuffle(pages[t].begin(), pages[t].end(), shuffle);
-  }
-  std::vector<std::uint64_t> sums(threads);
-  const auto pass = [&] {
-    std::vector<std::thread> workers;
-    for (int t = 0; t < threads; ++t) {
-      workers.emplace_back(
-          [&, t] { sums[t] = walk_pages(buffer->data(), pages[t], lockstep, rows); });
-    }
-    for (auto& worker : workers) worker.join();
-  };
-  pass();  // first touch
-  for (auto _ : state) {
-    pass();
-    benchmark::DoNotOptimize(sums.data());
-  }
-  state.SetBytesProcessed(
-      static_cast<std::int64_t>(pages_per_thread * threads * kPatternPageBytes) *
-      state.iterations());
-  state.counters["threads"] = threads;
+  const attnrt::DramReadProbe probe(kBytes);
+  const attnrt::PagedReadOrder order{.record_bytes = 512,
+                                     .records_per_row = 8,
+                                     .rows_per_page = 16,
+                                     .ways = static_cast<int>(state.range(0))};
+  probe.measure_paged(order, bench_threads(), 1);  // first touch
+  double gbps = 0.0;
+  for (auto _ : state) gbps = probe.measure_paged(order, bench_threads(), 1);
+  state.SetBytesProcessed(static_cast<std::int64_t>(kBytes) * state.iterations());
+  state.counters["last_GBps"] = gbps;
+  state.counters["threads"] = bench_threads();
 }
 BENCHMARK(BM_PagedReadPattern)
-    ->ArgNames({"pages", "rows"})
-    ->Args({4, 1})
-    ->Args({8, 1})
-    ->Args({16, 1})
-    ->Args({4, 2})
-    ->Args({8, 2})
+    ->ArgName("pages")
+    ->Arg(1)
+    ->Arg(4)
+    ->Arg(8)
+    ->Arg(16)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -21,6 +21,7 @@ namespace {
 
 struct MachineLimits {
   double dram_read_gbps = 0.0;
+  double paged_read_gbps = 0.0;  // the decode cases' read order alone (measure_paged)
   double fma_peak_gflops = 0.0;
 };
 
@@ -104,24 +105,31 @@ void print_table(const std::vector<AttentionBenchResult>& results, const Machine
              cpu_flash_bf16_dot_products() ? ", AVX512-BF16 dot products for bf16 caches" : "",
              threads, options.hot ? ", --hot (decode on one warm layer)" : "");
   fmt::print(
-      "limits (own probes): DRAM read {:.1f} GB/s (median of the run's probes), fp32 FMA peak "
-      "{:.1f} GFLOP/s\n",
-      limits.dram_read_gbps, limits.fma_peak_gflops);
+      "limits (own probes, medians of the run's passes): DRAM read {:.1f} GB/s; the same bytes "
+      "read in the decode kernels' order alone {:.1f} GB/s ({:.2f} of it); fp32 FMA peak {:.1f} "
+      "GFLOP/s\n",
+      limits.dram_read_gbps, limits.paged_read_gbps,
+      limits.paged_read_gbps / limits.dram_read_gbps, limits.fma_peak_gflops);
   fmt::print(
       "decode: effective KV bytes read per second; limit: the DRAM read probed between its "
-      "iterations; ratio: median over {} rounds of (case rate / probe pass just before it)\n"
+      "iterations; ratio: median over {} rounds of (case rate / probe pass just before it); "
+      "paged: the same against a pass that only reads {}-token pages, {} in lockstep row by row, "
+      "as the kernels do\n"
       "prefill: causal FLOP/s (4·q·k·d per head, halved), ratio to FMA peak\n\n",
-      kDecodeRounds);
-  fmt::print("{:<8} {:>5} {:>7} {:>4} {:>6} {:<9} {:>15} {:>15} {:>6} {:>8} {:>7} {:>9}\n", "kind",
-             "batch", "ctx/tok", "head", "q/kv", "kv dtype", "rate", "limit", "ratio", "vs ref",
-             "layers", "MiB/iter");
+      kDecodeRounds, kBenchBlockSize, kBenchPagedReadWays);
+  fmt::print("{:<8} {:>5} {:>7} {:>4} {:>6} {:<9} {:>15} {:>15} {:>6} {:>6} {:>8} {:>7} {:>9}\n",
+             "kind", "batch", "ctx/tok", "head", "q/kv", "kv dtype", "rate", "limit", "ratio",
+             "paged", "vs ref", "layers", "MiB/iter");
   for (const AttentionBenchResult& r : results) {
     const AttentionBenchCase& c = r.bench_case;
+    const std::string paged =
+        c.kind == BenchKind::decode ? fmt::format("{:.2f}", r.ratio_to_paged_read) : "-";
     fmt::print(
-        "{:<8} {:>5} {:>7} {:>4} {:>6} {:<9} {:>15} {:>15} {:>6.2f} {:>7.0f}x {:>7} {:>9.0f}\n",
+        "{:<8} {:>5} {:>7} {:>4} {:>6} {:<9} {:>15} {:>15} {:>6.2f} {:>6} {:>7.0f}x {:>7} "
+        "{:>9.0f}\n",
         kind_name(c.kind), c.batch, c.length, c.head_size,
         fmt::format("{}/{}", c.num_q_heads, c.num_kv_heads), dtype_name(c.kv_dtype),
-        rate_text(r.bench_case, r.rate), rate_text(r.bench_case, r.limit), r.ratio,
+        rate_text(r.bench_case, r.rate), rate_text(r.bench_case, r.limit), r.ratio, paged,
         r.rate / r.reference_rate, r.layers, r.bytes_per_iteration / (1 << 20));
   }
   fmt::print(
@@ -148,12 +156,15 @@ nlohmann::json to_json(const std::vector<AttentionBenchResult>& results,
                            {"ratio_to_limit", r.ratio},
                            {"speedup_vs_reference", r.rate / r.reference_rate}};
     if (decode) {
+      item["paged_read_gbps"] = r.paged_read;
+      item["ratio_to_paged_read"] = r.ratio_to_paged_read;
       item["layers"] = r.layers;
       item["bytes_per_iteration"] = r.bytes_per_iteration;
     }
     cases.push_back(std::move(item));
   }
   return {{"dram_read_gbps", limits.dram_read_gbps},
+          {"paged_read_gbps", limits.paged_read_gbps},
           {"fma_peak_gflops", limits.fma_peak_gflops},
           {"threads", threads},
           {"simd_target", cpu_flash_simd_target()},
@@ -180,14 +191,17 @@ int run_bench_attention(const BenchAttentionOptions& options) {
   MachineLimits limits;
   limits.fma_peak_gflops = measure_fma_peak_gflops(threads);
   std::vector<double> probes{probe.measure(threads)};
+  std::vector<double> paged_probes;
   const std::vector<AttentionBenchResult> results =
       run_cases(attention_bench_cases(options.quick), options.hot, flash, threads, probe, limits,
                 !options.json);
   for (const AttentionBenchResult& r : results) {
-    if (r.bench_case.kind == BenchKind::decode) probes.push_back(r.limit);
+    if (r.bench_case.kind != BenchKind::decode) continue;
+    probes.push_back(r.limit);
+    paged_probes.push_back(r.paged_read);
   }
-  std::nth_element(probes.begin(), probes.begin() + probes.size() / 2, probes.end());
-  limits.dram_read_gbps = probes[probes.size() / 2];
+  limits.dram_read_gbps = median_of(probes);
+  limits.paged_read_gbps = median_of(paged_probes);
   if (options.json) {
     std::cout << to_json(results, limits, options, threads).dump(2) << '\n';
   } else {

@@ -44,6 +44,11 @@ struct AttentionBenchResult {
   // rate / limit; decode: the median over its rounds of an iteration's rate over the probe pass
   // right before it, so a drift between rounds does not skew it.
   double ratio = 0.0;
+  // Decode only: the same bytes read in the kernels' order with no compute
+  // (DramReadProbe::measure_paged), probed in each round too, and the case's rate over it: the
+  // share of what the paged read order allows that the kernel reaches.
+  double paged_read = 0.0;
+  double ratio_to_paged_read = 0.0;
 };
 
 // The cases of a full run, or of --quick.

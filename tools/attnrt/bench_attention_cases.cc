@@ -120,11 +120,6 @@ double seconds_of(const std::function<void()>& body) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-double median_of(std::vector<double> values) {
-  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
-  return values[values.size() / 2];
-}
-
 // Median seconds of `body` over at least `min_iterations` runs and `min_seconds`, after one
 // warm-up run.
 double median_seconds(const std::function<void()>& body, int min_iterations, double min_seconds) {
@@ -157,6 +152,12 @@ double causal_flops(int tokens, int head_size, int num_heads) {
 }
 
 }  // namespace
+
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
 
 struct AttentionBenchFixture::State {
   AttentionBenchCase bench_case;
@@ -252,6 +253,14 @@ std::size_t kv_bytes_per_layer(const AttentionBenchCase& c) {
          static_cast<std::size_t>(spec_of(c).page_size_bytes());
 }
 
+PagedReadOrder paged_read_order(const AttentionBenchCase& c) {
+  const KVCacheSpec spec = spec_of(c);
+  return {.record_bytes = static_cast<int>(spec.state_content_size_bytes()),
+          .records_per_row = c.num_kv_heads,
+          .rows_per_page = kBenchBlockSize,
+          .ways = kBenchPagedReadWays};
+}
+
 int decode_layers(const AttentionBenchCase& c, bool hot) {
   if (hot || c.kind == BenchKind::prefill) return 1;
   return std::max(1, ceil_div(kColdBytesPerIteration, kv_bytes_per_layer(c)));
@@ -285,7 +294,11 @@ AttentionBenchResult measure_decode_case(const AttentionBenchCase& c, const KVAr
   std::vector<double> rates;
   std::vector<double> limits;
   std::vector<double> ratios;
+  std::vector<double> paged_reads;
+  std::vector<double> paged_ratios;
+  const PagedReadOrder order = paged_read_order(c);
   for (int round = 0; round < kDecodeRounds; ++round) {
+    paged_reads.push_back(probe.measure_paged(order, threads, 1));
     limits.push_back(probe.measure(threads, 1));
     int iterations = 0;
     double seconds = 0.0;
@@ -295,10 +308,13 @@ AttentionBenchResult measure_decode_case(const AttentionBenchCase& c, const KVAr
     }
     rates.push_back(fixture.work_per_iteration() * iterations / seconds / 1e9);
     ratios.push_back(rates.back() / limits.back());
+    paged_ratios.push_back(rates.back() / paged_reads.back());
   }
   result.rate = median_of(rates);
   result.limit = median_of(limits);
   result.ratio = median_of(ratios);
+  result.paged_read = median_of(paged_reads);
+  result.ratio_to_paged_read = median_of(paged_ratios);
   result.reference_rate = fixture.reference_rate() / 1e9;
   return result;
 }

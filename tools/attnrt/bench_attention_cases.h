@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
 #include "attnrt/backends/cpu_flash/machine_probes.h"
@@ -31,8 +32,17 @@ inline constexpr std::size_t kColdBytesPerIteration = std::size_t{256} << 20;
 // Tokens per KV cache block in every case.
 inline constexpr int kBenchBlockSize = 16;
 
+// Pages a decode kernel walks in lockstep (CPU_FLASH's GEMV paths read rows of 4 or 8 pages a
+// step; 4 is the one-row stream's and the chunk walk's order).
+inline constexpr int kBenchPagedReadWays = 4;
+
+// The median of `values` (the upper one of an even count; 0 for none).
+double median_of(std::vector<double> values);
+
 // KV bytes one forward call of the case reads (decode) or holds (prefill).
 std::size_t kv_bytes_per_layer(const AttentionBenchCase& bench_case);
+// How the case's decode reads its cache (per KV head record: K then V), for the paged read probe.
+PagedReadOrder paged_read_order(const AttentionBenchCase& bench_case);
 // Layer caches a decode iteration rotates through: enough for kColdBytesPerIteration, or 1 hot.
 int decode_layers(const AttentionBenchCase& bench_case, bool hot);
 // Arena bytes the case needs.

@@ -7,8 +7,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <numeric>
+#include <random>
+#include <vector>
 
 #include "attnrt/core/buffer.h"
+#include "attnrt/core/error.h"
 
 // clang-format off
 #undef HWY_TARGET_INCLUDE
@@ -39,6 +43,40 @@ float SumFloats(const float* HWY_RESTRICT data, std::size_t count) {
   return sum;
 }
 
+// Sum of the floats of `pages` (page indices into `base`) read in `order` (machine_probes.h);
+// record_bytes is a multiple of 64, so whole vectors cover a record. Each record's vector loads
+// feed two accumulators, so the loads, not the adds, are the limit.
+float SumPagedWalk(const std::byte* HWY_RESTRICT base, const std::uint32_t* pages,
+                   std::size_t num_pages, const PagedReadOrder& order) {
+  const hn::ScalableTag<float> df;
+  const std::size_t lanes = hn::Lanes(df);
+  const std::size_t row_bytes = static_cast<std::size_t>(order.record_bytes) *
+                                static_cast<std::size_t>(order.records_per_row);
+  const std::size_t page_bytes = row_bytes * static_cast<std::size_t>(order.rows_per_page);
+  const std::size_t record_floats = static_cast<std::size_t>(order.record_bytes) / sizeof(float);
+  const auto ways = static_cast<std::size_t>(order.ways);
+  auto a = hn::Zero(df), b = hn::Zero(df);
+  for (std::size_t first = 0; first + ways <= num_pages; first += ways) {
+    for (int row = 0; row < order.rows_per_page; ++row) {
+      for (int record = 0; record < order.records_per_row; ++record) {
+        const std::size_t offset = static_cast<std::size_t>(row) * row_bytes +
+                                   static_cast<std::size_t>(record) * order.record_bytes;
+        for (std::size_t w = 0; w < ways; ++w) {
+          const auto* data =
+              reinterpret_cast<const float*>(base + pages[first + w] * page_bytes + offset);
+          std::size_t i = 0;
+          for (; i + 2 * lanes <= record_floats; i += 2 * lanes) {
+            a = hn::Add(a, hn::Load(df, data + i));
+            b = hn::Add(b, hn::Load(df, data + i + lanes));
+          }
+          for (; i < record_floats; i += lanes) a = hn::Add(a, hn::Load(df, data + i));
+        }
+      }
+    }
+  }
+  return hn::GetLane(hn::SumOfLanes(df, hn::Add(a, b)));
+}
+
 // `iterations` rounds of 12 independent FMA chains (enough to cover FMA latency × throughput on
 // current cores); returns the FLOPs done. `seed` keeps the compiler from folding the chains.
 double FmaChains(float seed, std::int64_t iterations, float* sink) {
@@ -65,10 +103,16 @@ namespace attnrt {
 namespace cpu_flash {
 
 HWY_EXPORT(SumFloats);
+HWY_EXPORT(SumPagedWalk);
 HWY_EXPORT(FmaChains);
 
 float sum_floats(const float* data, std::size_t count) {
   return HWY_DYNAMIC_DISPATCH(SumFloats)(data, count);
+}
+
+float sum_paged_walk(const std::byte* base, const std::uint32_t* pages, std::size_t num_pages,
+                     const PagedReadOrder& order) {
+  return HWY_DYNAMIC_DISPATCH(SumPagedWalk)(base, pages, num_pages, order);
 }
 
 double fma_chains(float seed, std::int64_t iterations, float* sink) {
@@ -111,6 +155,55 @@ double DramReadProbe::measure(int num_threads, int repeats) const {
     const double seconds = seconds_since(start);
     sink = sink + sum;
     return static_cast<double>(per_thread * num_threads * sizeof(float)) / seconds / 1e9;
+  });
+}
+
+double DramReadProbe::measure_paged(const PagedReadOrder& order, int num_threads,
+                                    int repeats) const {
+  num_threads = std::max(1, num_threads);
+  if (order.record_bytes <= 0 || order.record_bytes % 64 != 0) {
+    fail("paged read order: record_bytes {} is not a positive multiple of 64 (a cache line)",
+         order.record_bytes);
+  }
+  if (order.records_per_row < 1 || order.rows_per_page < 1 || order.ways < 1) {
+    fail("paged read order: records_per_row {}, rows_per_page {} and ways {} must be at least 1",
+         order.records_per_row, order.rows_per_page, order.ways);
+  }
+  const std::size_t page_bytes = static_cast<std::size_t>(order.record_bytes) *
+                                 static_cast<std::size_t>(order.records_per_row) *
+                                 static_cast<std::size_t>(order.rows_per_page);
+  const std::size_t pages_per_thread =
+      buffer_->size() / page_bytes / static_cast<std::size_t>(num_threads);
+  if (pages_per_thread < static_cast<std::size_t>(order.ways)) {
+    fail(
+        "paged read order: {} pages of {} bytes in lockstep do not fit in a {}-byte probe buffer "
+        "shared by {} threads",
+        order.ways, page_bytes, buffer_->size(), num_threads);
+  }
+  // Each thread its own pages, shuffled once: a real cache's blocks are scattered too.
+  std::vector<std::uint32_t> pages(pages_per_thread * static_cast<std::size_t>(num_threads));
+  std::mt19937 shuffle(7);
+  for (std::size_t t = 0; t < static_cast<std::size_t>(num_threads); ++t) {
+    const auto part = pages.begin() + static_cast<std::ptrdiff_t>(t * pages_per_thread);
+    std::iota(part, part + static_cast<std::ptrdiff_t>(pages_per_thread),
+              static_cast<std::uint32_t>(t * pages_per_thread));
+    std::shuffle(part, part + static_cast<std::ptrdiff_t>(pages_per_thread), shuffle);
+  }
+  const std::size_t walked = pages_per_thread / static_cast<std::size_t>(order.ways) *
+                             static_cast<std::size_t>(order.ways) * page_bytes;
+  volatile float sink = 0.f;
+  return best_of(repeats, [&] {
+    float sum = 0.f;
+    const auto start = std::chrono::steady_clock::now();
+#pragma omp parallel num_threads(num_threads) reduction(+ : sum)
+    {
+      const std::size_t first = static_cast<std::size_t>(omp_get_thread_num()) * pages_per_thread;
+      sum += cpu_flash::sum_paged_walk(buffer_->data(), pages.data() + first, pages_per_thread,
+                                       order);
+    }
+    const double seconds = seconds_since(start);
+    sink = sink + sum;
+    return static_cast<double>(walked * static_cast<std::size_t>(num_threads)) / seconds / 1e9;
   });
 }
 

@@ -10,6 +10,17 @@ namespace attnrt {
 
 class Buffer;
 
+// The order in which a paged decode reads its cache (LBNHC): pages of `rows_per_page` token
+// rows, each row `records_per_row` records of `record_bytes` (one per KV head: its K, then its
+// V). `ways` pages are walked in lockstep, one token row of each a step, and within a step
+// record by record: record r of every page's row, then record r + 1.
+struct PagedReadOrder {
+  int record_bytes = 512;
+  int records_per_row = 8;
+  int rows_per_page = 16;
+  int ways = 4;
+};
+
 // The DRAM read probe over a buffer kept for repeated measurements: a benchmark re-probes next
 // to each case, because the bandwidth a shared machine gives drifts over minutes.
 class DramReadProbe {
@@ -18,6 +29,10 @@ class DramReadProbe {
   // Each of `num_threads` threads sums its own contiguous part of the buffer with vector loads;
   // the best of `repeats` passes, in GB/s (1e9 B/s).
   double measure(int num_threads, int repeats = 5) const;
+  // The same bytes read in a paged decode's order, with no compute: each thread walks the pages
+  // of its part in a shuffled order (fixed seed), as `order` says. What any kernel reading the
+  // cache in that order can reach. Throws attnrt::Error for an order that does not fit.
+  double measure_paged(const PagedReadOrder& order, int num_threads, int repeats = 5) const;
 
  private:
   std::shared_ptr<Buffer> buffer_;
