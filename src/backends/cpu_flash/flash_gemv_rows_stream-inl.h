@@ -106,12 +106,13 @@ HWY_INLINE void StreamFourRows(const ForwardTask& task, const Item& item, const 
       const bool last_step = n + kStep >= count;
       const std::byte* const* ahead = last_step ? lists[current ^ 1] : base + n + kStep;
       const int ahead_count = std::min(kStep, last_step ? next_count : count - n - kStep);
-      for (int h = 0; h < heads; ++h) {
+      const auto prefetch_head = [&](int h) {
         for (int i = 0; i < ahead_count; ++i) {
           PrefetchBytesToL2(ahead[i] + h * cache.head_stride, record_bytes);
         }
-        const std::byte* tokens[kGroups][kStreamKeys];
-        VF s[kGroups];
+      };
+      // The head's records of the step and its scores (dead keys -inf).
+      const auto score_head = [&](int h, StepTokens& tokens, VF (&s)[kGroups]) {
         HWY_UNROLL(4)
         for (int g = 0; g < kGroups; ++g) {
           for (int k = 0; k < kStreamKeys; ++k) {
@@ -121,6 +122,9 @@ HWY_INLINE void StreamFourRows(const ForwardTask& task, const Item& item, const 
           const auto live = hn::RebindMask(df, hn::Lt(key_lane, hn::Set(di, group_keys[g])));
           s[g] = hn::IfThenElse(live, score(h, tokens[g]), neg_inf);
         }
+      };
+      // The online softmax of the head's step: its weights, O rescaled when a row's max grew.
+      const auto weigh_head = [&](int h, const VF (&s)[kGroups], VF (&p)[kGroups]) {
         VF step_max = s[0];
         HWY_UNROLL(4)
         for (int g = 1; g < kGroups; ++g) step_max = hn::Max(step_max, s[g]);
@@ -145,14 +149,20 @@ HWY_INLINE void StreamFourRows(const ForwardTask& task, const Item& item, const 
           hn::Store(m, df, state_max + h * kLanes);
         }
         // Dead lanes (-inf) give exp2 = 0; m is finite once a step had a live key.
-        VF p[kGroups];
         HWY_UNROLL(4)
         for (int g = 0; g < kGroups; ++g) {
           p[g] = Exp2(df, hn::Sub(s[g], m));
           sum = hn::Add(sum, p[g]);
         }
         hn::Store(sum, df, state_sum + h * kLanes);
-        add_values(p, tokens, head_o);
+      };
+      for (int h = 0; h < heads; ++h) {
+        prefetch_head(h);
+        StepTokens tokens;
+        VF s[kGroups], p[kGroups];
+        score_head(h, tokens, s);
+        weigh_head(h, s, p);
+        add_values(p, tokens, o + h * 4 * cache.value_size);
       }
     }
     current ^= 1;
