@@ -18,10 +18,6 @@
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
-#if HWY_ARCH_X86
-#include <xmmintrin.h>
-#endif
-
 #ifndef ATTNRT_CPU_FLASH_FP8_DEFINED
 #define ATTNRT_CPU_FLASH_FP8_DEFINED
 namespace attnrt::cpu_flash {

@@ -134,6 +134,23 @@ double best_of(int repeats, const Rate& rate) {
   return best;
 }
 
+// The best of `repeats` passes in which each of `num_threads` threads returns thread_sum(its
+// index), a sum over the bytes it read; GB/s of `bytes` read per pass in all.
+template <class ThreadSum>
+double best_read_rate(int repeats, int num_threads, std::size_t bytes,
+                      const ThreadSum& thread_sum) {
+  volatile float sink = 0.f;
+  return best_of(repeats, [&] {
+    float sum = 0.f;
+    const auto start = std::chrono::steady_clock::now();
+#pragma omp parallel num_threads(num_threads) reduction(+ : sum)
+    sum += thread_sum(static_cast<std::size_t>(omp_get_thread_num()));
+    const double seconds = seconds_since(start);
+    sink = sink + sum;
+    return static_cast<double>(bytes) / seconds / 1e9;
+  });
+}
+
 }  // namespace
 
 DramReadProbe::DramReadProbe(std::size_t bytes) : buffer_(Buffer::allocate(bytes)) {}
@@ -143,19 +160,10 @@ double DramReadProbe::measure(int num_threads, int repeats) const {
   const auto* data = reinterpret_cast<const float*>(buffer_->data());
   const std::size_t count = buffer_->size() / sizeof(float);
   const std::size_t per_thread = count / static_cast<std::size_t>(num_threads) / 64 * 64;
-  volatile float sink = 0.f;
-  return best_of(repeats, [&] {
-    float sum = 0.f;
-    const auto start = std::chrono::steady_clock::now();
-#pragma omp parallel num_threads(num_threads) reduction(+ : sum)
-    {
-      const std::size_t first = static_cast<std::size_t>(omp_get_thread_num()) * per_thread;
-      sum += cpu_flash::sum_floats(data + first, per_thread);
-    }
-    const double seconds = seconds_since(start);
-    sink = sink + sum;
-    return static_cast<double>(per_thread * num_threads * sizeof(float)) / seconds / 1e9;
-  });
+  return best_read_rate(repeats, num_threads, per_thread * num_threads * sizeof(float),
+                        [&](std::size_t thread) {
+                          return cpu_flash::sum_floats(data + thread * per_thread, per_thread);
+                        });
 }
 
 double DramReadProbe::measure_paged(const PagedReadOrder& order, int num_threads,
@@ -191,20 +199,12 @@ double DramReadProbe::measure_paged(const PagedReadOrder& order, int num_threads
   }
   const std::size_t walked = pages_per_thread / static_cast<std::size_t>(order.ways) *
                              static_cast<std::size_t>(order.ways) * page_bytes;
-  volatile float sink = 0.f;
-  return best_of(repeats, [&] {
-    float sum = 0.f;
-    const auto start = std::chrono::steady_clock::now();
-#pragma omp parallel num_threads(num_threads) reduction(+ : sum)
-    {
-      const std::size_t first = static_cast<std::size_t>(omp_get_thread_num()) * pages_per_thread;
-      sum += cpu_flash::sum_paged_walk(buffer_->data(), pages.data() + first, pages_per_thread,
-                                       order);
-    }
-    const double seconds = seconds_since(start);
-    sink = sink + sum;
-    return static_cast<double>(walked * static_cast<std::size_t>(num_threads)) / seconds / 1e9;
-  });
+  return best_read_rate(repeats, num_threads, walked * static_cast<std::size_t>(num_threads),
+                        [&](std::size_t thread) {
+                          return cpu_flash::sum_paged_walk(buffer_->data(),
+                                                           pages.data() + thread * pages_per_thread,
+                                                           pages_per_thread, order);
+                        });
 }
 
 double measure_fma_peak_gflops(int num_threads, int repeats) {
