@@ -49,6 +49,9 @@ struct AttentionBenchResult {
   // share of what the paged read order allows that the kernel reaches.
   double paged_read = 0.0;
   double ratio_to_paged_read = 0.0;
+  // Decode only: the case's kernel (same heads, head size and dtype) on a cache small enough to
+  // stay in L2/L3, in GB/s: what its arithmetic allows with no DRAM read at all.
+  double warm_rate = 0.0;
 };
 
 // The cases of a full run, or of --quick.

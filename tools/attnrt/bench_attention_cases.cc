@@ -261,6 +261,13 @@ PagedReadOrder paged_read_order(const AttentionBenchCase& c) {
           .ways = kBenchPagedReadWays};
 }
 
+AttentionBenchCase warm_case(const AttentionBenchCase& c) {
+  AttentionBenchCase warm = c;
+  warm.batch = 1;
+  warm.length = kWarmContext;
+  return warm;
+}
+
 int decode_layers(const AttentionBenchCase& c, bool hot) {
   if (hot || c.kind == BenchKind::prefill) return 1;
   return std::max(1, ceil_div(kColdBytesPerIteration, kv_bytes_per_layer(c)));

@@ -36,6 +36,11 @@ inline constexpr int kBenchBlockSize = 16;
 // step; 4 is the one-row stream's and the chunk walk's order).
 inline constexpr int kBenchPagedReadWays = 4;
 
+// The warm twin of a decode case, whose rate is the case's compute ceiling: one request of
+// kWarmContext keys (8 MiB of bf16 KV for 8 KV heads of 128), run hot so it stays in L2/L3.
+inline constexpr int kWarmContext = 2048;
+AttentionBenchCase warm_case(const AttentionBenchCase& bench_case);
+
 // The median of `values` (the upper one of an even count; 0 for none).
 double median_of(std::vector<double> values);
 
