@@ -29,7 +29,8 @@ namespace attnrt::cpu_flash::HWY_NAMESPACE {
 struct AddValuesFourRowsBf16 {
   int value_offset;
   int value_size;  // a multiple of 32
-  // Not forced inline: StreamFourRows is compiled without AVX512-BF16, so this stays a call.
+  // Not forced inline: StreamFourRows is compiled without AVX512-BF16; GemvItemBf16's flatten
+  // inlines it there.
   ATTNRT_BF16_DOT void operator()(const VF (&p)[kRowStreamGroups], const StepTokens& tokens,
                                   float* HWY_RESTRICT o) const;
 };
