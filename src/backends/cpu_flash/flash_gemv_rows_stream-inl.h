@@ -97,11 +97,18 @@ HWY_INLINE void StreamFourRows(const ForwardTask& task, const Item& item, const 
     const int next_count = chunk_count(first + kRowStreamChunk);
     if (next_count > 0) list_chunk(first + kRowStreamChunk, lists[current ^ 1]);
     for (int n = 0; n < count; n += kStep) {
-      // Keys of each group (0 for groups past the chunk, which repeat its last key unweighted).
-      int group_keys[kGroups];
+      // The step's token records of head 0, and per group its live keys (the chunk's last steps
+      // repeat its last key, unweighted); both serve every head.
+      StepTokens step_tokens;
+      hn::Mask<DF> live[kGroups];
       for (int g = 0; g < kGroups; ++g) {
-        group_keys[g] = std::clamp(count - n - g * kStreamKeys, 0, kStreamKeys);
+        for (int k = 0; k < kStreamKeys; ++k) {
+          step_tokens[g][k] = base[std::min(n + g * kStreamKeys + k, count - 1)];
+        }
+        const int keys = std::clamp(count - n - g * kStreamKeys, 0, kStreamKeys);
+        live[g] = hn::RebindMask(df, hn::Lt(key_lane, hn::Set(di, keys)));
       }
+      const bool full_step = count - n >= kStep;
       // The next step's records: the chunk's next keys, or the next chunk's first.
       const bool last_step = n + kStep >= count;
       const std::byte* const* ahead = last_step ? lists[current ^ 1] : base + n + kStep;
@@ -113,14 +120,12 @@ HWY_INLINE void StreamFourRows(const ForwardTask& task, const Item& item, const 
       };
       // The head's records of the step and its scores (dead keys -inf).
       const auto score_head = [&](int h, StepTokens& tokens, VF (&s)[kGroups]) {
+        const std::int64_t offset = h * cache.head_stride;
         HWY_UNROLL(4)
         for (int g = 0; g < kGroups; ++g) {
-          for (int k = 0; k < kStreamKeys; ++k) {
-            tokens[g][k] =
-                base[std::min(n + g * kStreamKeys + k, count - 1)] + h * cache.head_stride;
-          }
-          const auto live = hn::RebindMask(df, hn::Lt(key_lane, hn::Set(di, group_keys[g])));
-          s[g] = hn::IfThenElse(live, score(h, tokens[g]), neg_inf);
+          for (int k = 0; k < kStreamKeys; ++k) tokens[g][k] = step_tokens[g][k] + offset;
+          s[g] = score(h, tokens[g]);
+          if (!full_step) s[g] = hn::IfThenElse(live[g], s[g], neg_inf);
         }
       };
       // The online softmax of the head's step: its weights, O rescaled when a row's max grew.
