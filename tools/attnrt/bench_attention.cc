@@ -91,7 +91,7 @@ std::vector<AttentionBenchResult> run_cases(const std::vector<AttentionBenchCase
         const AttentionBenchCase& c = cases[i];
         const auto kernel = std::make_tuple(c.num_q_heads, c.num_kv_heads, c.head_size);
         if (!warm_rates.contains(kernel)) {
-          warm_rates[kernel] = measure_case(warm_case(c), arena, true, flash).rate;
+          warm_rates[kernel] = measure_warm_rate(c, arena, flash);
         }
         results[i].warm_rate = warm_rates[kernel];
       } else {

@@ -133,6 +133,13 @@ double median_seconds(const std::function<void()>& body, int min_iterations, dou
   return median_of(times);
 }
 
+// CPU_FLASH's rate on the fixture (median of at least 5 decode or 2 prefill iterations and 0.5 s).
+double median_rate(AttentionBenchFixture& fixture, const AttentionBenchCase& c) {
+  const double seconds =
+      median_seconds([&] { fixture.run(); }, c.kind == BenchKind::decode ? 5 : 2, 0.5);
+  return fixture.work_per_iteration() / seconds / 1e9;
+}
+
 AttentionShape shape_of(const AttentionBenchCase& c) {
   return AttentionShape{
       AttentionType::full, c.num_q_heads, c.num_kv_heads, c.head_size, c.head_size, 0, 0, 0.f};
@@ -283,11 +290,16 @@ AttentionBenchResult measure_case(const AttentionBenchCase& c, const KVArena& ar
   AttentionBenchResult result{c};
   result.layers = fixture.layers();
   result.bytes_per_iteration = static_cast<double>(kv_bytes_per_layer(c)) * fixture.layers();
-  const double seconds =
-      median_seconds([&] { fixture.run(); }, c.kind == BenchKind::decode ? 5 : 2, 0.5);
-  result.rate = fixture.work_per_iteration() / seconds / 1e9;
+  result.rate = median_rate(fixture, c);
   result.reference_rate = fixture.reference_rate() / 1e9;
   return result;
+}
+
+double measure_warm_rate(const AttentionBenchCase& c, const KVArena& arena,
+                         const CpuFlashBackend& flash) {
+  const AttentionBenchCase warm = warm_case(c);
+  AttentionBenchFixture fixture(warm, arena, /*hot=*/true, flash);
+  return median_rate(fixture, warm);
 }
 
 AttentionBenchResult measure_decode_case(const AttentionBenchCase& c, const KVArena& arena,

@@ -82,6 +82,10 @@ class AttentionBenchFixture {
 AttentionBenchResult measure_case(const AttentionBenchCase& bench_case, const KVArena& arena,
                                   bool hot, const CpuFlashBackend& flash);
 
+// CPU_FLASH's rate (GB/s) on the decode case's warm twin (warm_case), without the reference.
+double measure_warm_rate(const AttentionBenchCase& bench_case, const KVArena& arena,
+                         const CpuFlashBackend& flash);
+
 // A decode case against the DRAM read probe, side by side: kDecodeRounds rounds of one probe
 // pass, then the case's iterations for at least kRoundSeconds. Rate, limit and ratio are the
 // medians over the rounds (the ratio paired round by round).

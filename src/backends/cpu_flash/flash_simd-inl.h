@@ -103,7 +103,6 @@ HWY_INLINE void ConvertRow(const T* HWY_RESTRICT src, int n, float* HWY_RESTRICT
 // dependent operations instead of Horner's 7, since every online-softmax step waits on it.
 // Below 2^-126 the result is exactly 0, so masked (-inf) scores contribute nothing.
 HWY_INLINE VF Exp2(DF df, VF x) {
-  const hn::RebindToSigned<DF> di;
   const VF tiny = hn::Set(df, -126.f);
   const auto underflow = hn::Lt(x, tiny);
   x = hn::Max(x, tiny);
@@ -122,9 +121,9 @@ HWY_INLINE VF Exp2(DF df, VF x) {
   const VF p = hn::MulAdd(hn::MulAdd(a3, f2, a2), f4, hn::MulAdd(a1, f2, a0));
 #if HWY_TARGET == HWY_AVX3
   // vscalefps: p · 2^n in one instruction instead of building the exponent bits.
-  (void)di;
   return hn::IfThenZeroElse(underflow, VF{_mm512_scalef_ps(p.raw, n.raw)});
 #else
+  const hn::RebindToSigned<DF> di;
   const auto exponent = hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, n), hn::Set(di, 127)));
   return hn::IfThenZeroElse(underflow, hn::Mul(p, hn::BitCast(df, exponent)));
 #endif
