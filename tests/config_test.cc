@@ -121,7 +121,7 @@ constexpr const char* kEveryField = R"({
     {"name": "MY_FA", "kernel": "CPU_FLASH", "cudagraph_support": "UNIFORM_BATCH",
      "varlen_cudagraph_max_query_len": 4, "supports_device_cpu_query_lens_mismatch": false,
      "supports_batch_invariance": true, "kernel_block_sizes": [16, {"multiple_of": 32}],
-     "kv_cache_layouts": ["LBHNC", "BLNHC"], "spec_kinds": ["full", "sliding_window"]},
+     "kv_cache_layouts": ["LBHNC", "BLHNC"], "spec_kinds": ["full", "sliding_window"]},
     {"name": "PLAN_ONLY", "varlen_cudagraph_max_query_len": null}
   ]
 })";
@@ -181,7 +181,7 @@ TEST(ConfigFields, EveryFieldIsRead) {
   EXPECT_TRUE(profile.supports_batch_invariance);
   EXPECT_EQ(profile.kernel_block_sizes,
             (std::vector<KernelBlockSizeEntry>{{16, false}, {32, true}}));
-  EXPECT_EQ(profile.kv_cache_layouts, (std::vector<std::string>{"LBHNC", "BLNHC"}));
+  EXPECT_EQ(profile.kv_cache_layouts, (std::vector<std::string>{"LBHNC", "BLHNC"}));
   EXPECT_EQ(profile.spec_kinds, (std::vector<std::string>{"full", "sliding_window"}));
   EXPECT_EQ(config.backends[1].name, "PLAN_ONLY");
   EXPECT_FALSE(config.backends[1].varlen_cudagraph_max_query_len.has_value());
@@ -275,9 +275,11 @@ TEST(ConfigSource, ErrorsKeepThePathFirstAndNameTheSource) {
             "model.layers[0].num_heads: expected an integer, got a string (\"8\") (in test.json)");
 }
 
-TEST(ConfigSource, InvalidJsonNamesTheSource) {
+TEST(ConfigSource, InvalidJsonNamesThePlaceAndTheSource) {
   const std::string message = error_of(R"({"model": {"layers": [}})");
-  EXPECT_EQ(message.rfind("test.json: invalid JSON", 0), 0u) << message;
+  EXPECT_EQ(message.rfind("invalid JSON at line 1, column 24, inside model.layers[0]: ", 0), 0u)
+      << message;
+  EXPECT_TRUE(message.ends_with(" (in test.json)")) << message;
 }
 
 TEST(ConfigSource, MissingFileNamesThePath) {

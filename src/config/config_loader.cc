@@ -1,13 +1,12 @@
 #include "attnrt/config/config_loader.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "attnrt/core/error.h"
+#include "attnrt/core/printable.h"
+#include "config_file.h"
 #include "json_reader.h"
+#include "json_text.h"
 #include "layer_expansion.h"
 
 namespace attnrt {
@@ -177,27 +176,16 @@ EngineConfig load_config_json(const nlohmann::json& value) {
 }
 
 EngineConfig load_config_text(std::string_view text, std::string_view source) {
-  json value;
   try {
-    value = json::parse(text);
-  } catch (const json::parse_error& error) {
-    fail("{}: invalid JSON: {}", source, error.what());
-  }
-  try {
-    return load_config_json(value);
+    return load_config_json(detail::parse_json_text(text));
   } catch (const Error& error) {
     // Keep the JSON path first; name the file after it.
-    fail("{} (in {})", error.what(), source);
+    fail("{} (in {})", error.what(), printable(source));
   }
 }
 
 EngineConfig load_config_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) fail("{}: cannot open the config file ({})", path, std::strerror(errno));
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad()) fail("{}: cannot read the config file", path);
-  return load_config_text(text.str(), path);
+  return load_config_text(detail::read_config_file(path), path);
 }
 
 }  // namespace attnrt

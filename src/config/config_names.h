@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "attnrt/config/engine_config.h"
+#include "attnrt/core/nearest_name.h"
 
 namespace attnrt::detail {
 
@@ -39,7 +40,5 @@ std::string join_names(std::span<const std::string_view> names);
 // when no name is close: the message for a value outside a fixed vocabulary.
 std::string unknown_name_message(std::string_view name, std::string_view what,
                                  std::span<const std::string_view> names);
-// The candidate a typo most likely meant (small edit distance), or an empty view.
-std::string_view nearest_name(std::string_view name, std::span<const std::string_view> candidates);
 
 }  // namespace attnrt::detail

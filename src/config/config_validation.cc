@@ -1,21 +1,22 @@
 // validate_config: the invariants of every section; the loader runs it after reading the JSON.
 
+#include <algorithm>
+#include <map>
 #include <set>
 
+#include "attnrt/config/config_limits.h"
 #include "attnrt/config/config_loader.h"
 #include "attnrt/core/error.h"
 #include "config_names.h"
 #include "layer_validation.h"
+#include "range_checks.h"
 
 namespace attnrt {
 namespace {
 
 using detail::contains_name;
 using detail::join_names;
-
-void require_positive(std::int64_t value, std::string_view path) {
-  if (value <= 0) fail("{}: must be a positive integer (got {})", path, value);
-}
+using detail::require_range;
 
 void require_name(std::string_view value, std::string_view path, std::string_view what,
                   std::span<const std::string_view> names) {
@@ -25,21 +26,22 @@ void require_name(std::string_view value, std::string_view path, std::string_vie
 }
 
 void validate_model(const ModelConfig& model) {
-  require_positive(model.max_model_len, "model.max_model_len");
-  require_positive(model.max_encoder_len, "model.max_encoder_len");
-  if (model.hidden_size < 0) {
-    fail("model.hidden_size: must not be negative (got {})", model.hidden_size);
-  }
-  if (model.vocab_size < 0) {
-    fail("model.vocab_size: must not be negative (got {})", model.vocab_size);
-  }
+  detail::require_name_text(model.name, "model.name");
+  require_range(model.max_model_len, 1, limits::kMaxModelLen, "model.max_model_len");
+  require_range(model.max_encoder_len, 1, limits::kMaxModelLen, "model.max_encoder_len");
+  require_range(model.hidden_size, 0, limits::kMaxHiddenSize, "model.hidden_size");
+  require_range(model.vocab_size, 0, limits::kMaxVocabSize, "model.vocab_size");
 }
 
 void validate_cache(const CacheConfig& cache) {
-  require_positive(cache.block_size, "cache.block_size");
+  require_range(cache.block_size, 1, limits::kMaxBlockSize, "cache.block_size");
   require_name(cache.layout, "cache.layout", "a KV cache layout", detail::kKVCacheLayoutNames);
   if (cache.memory == 0) {
     fail("cache.memory: must be positive (a byte count or a size such as \"4GiB\")");
+  }
+  if (cache.memory > limits::kMaxMemory) {
+    fail("cache.memory: {} bytes is too large (at most {} bytes, 256 TiB)", cache.memory,
+         limits::kMaxMemory);
   }
   if (!is_floating(cache.dtype)) {
     fail("cache.dtype: {} is not a KV cache type; use auto, float32, float16, bfloat16 or fp8_e4m3",
@@ -50,33 +52,44 @@ void validate_cache(const CacheConfig& cache) {
 void validate_compilation(const CompilationConfig& compilation) {
   require_name(compilation.cudagraph_mode, "compilation.cudagraph_mode", "a CUDA graph mode",
                detail::kCUDAGraphModeNames);
-  for (std::size_t i = 0; i < compilation.capture_sizes.size(); ++i) {
-    require_positive(compilation.capture_sizes[i], fmt::format("compilation.capture_sizes[{}]", i));
+  const std::vector<int>& sizes = compilation.capture_sizes;
+  if (sizes.size() > limits::kMaxCaptureSizes) {
+    fail("compilation.capture_sizes: {} entries is too many (at most {})", sizes.size(),
+         limits::kMaxCaptureSizes);
+  }
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    require_range(sizes[i], 1, limits::kMaxBatchedTokens,
+                  fmt::format("compilation.capture_sizes[{}]", i));
   }
   if (compilation.max_capture_size) {
-    require_positive(*compilation.max_capture_size, "compilation.max_capture_size");
+    require_range(*compilation.max_capture_size, 1, limits::kMaxBatchedTokens,
+                  "compilation.max_capture_size");
   }
 }
 
 void validate_engine_limits(const EngineConfig& config) {
   const SchedulerConfig& scheduler = config.scheduler;
-  require_positive(scheduler.max_num_seqs, "scheduler.max_num_seqs");
-  require_positive(scheduler.max_num_batched_tokens, "scheduler.max_num_batched_tokens");
+  require_range(scheduler.max_num_seqs, 1, limits::kMaxNumSeqs, "scheduler.max_num_seqs");
+  require_range(scheduler.max_num_batched_tokens, 1, limits::kMaxBatchedTokens,
+                "scheduler.max_num_batched_tokens");
   if (scheduler.max_num_batched_tokens < scheduler.max_num_seqs) {
     fail(
         "scheduler.max_num_batched_tokens: {} is below max_num_seqs {}; every running sequence "
         "needs at least one token per step",
         scheduler.max_num_batched_tokens, scheduler.max_num_seqs);
   }
-  if (config.speculative.num_speculative_tokens < 0) {
-    fail("speculative.num_speculative_tokens: must not be negative (got {})",
-         config.speculative.num_speculative_tokens);
-  }
-  require_positive(config.parallel.num_ubatches, "parallel.num_ubatches");
-  require_positive(config.parallel.tensor_parallel_size, "parallel.tensor_parallel_size");
+  require_range(config.speculative.num_speculative_tokens, 0, limits::kMaxSpeculativeTokens,
+                "speculative.num_speculative_tokens");
+  require_range(config.parallel.num_ubatches, 1, limits::kMaxUbatches, "parallel.num_ubatches");
+  require_range(config.parallel.tensor_parallel_size, 1, limits::kMaxTensorParallel,
+                "parallel.tensor_parallel_size");
   const std::vector<int>& cases = config.lora.capture_cases;
+  if (cases.size() > limits::kMaxLoRACaseCount) {
+    fail("lora.capture_cases: {} entries is too many (at most {})", cases.size(),
+         limits::kMaxLoRACaseCount);
+  }
   for (std::size_t i = 0; i < cases.size(); ++i) {
-    if (cases[i] < 0) fail("lora.capture_cases[{}]: must not be negative (got {})", i, cases[i]);
+    require_range(cases[i], 0, limits::kMaxLoRACases, fmt::format("lora.capture_cases[{}]", i));
   }
 }
 
@@ -84,6 +97,7 @@ void validate_profile(const BackendProfileConfig& profile, const std::string& pa
   if (profile.name.empty()) {
     fail("{}.name: required; name the profile so layers can refer to it", path);
   }
+  detail::require_name_text(profile.name, path + ".name");
   if (!profile.kernel.empty()) {
     require_name(profile.kernel, path + ".kernel", "a built-in backend",
                  detail::kBuiltinBackendNames);
@@ -91,8 +105,14 @@ void validate_profile(const BackendProfileConfig& profile, const std::string& pa
   require_name(profile.cudagraph_support, path + ".cudagraph_support", "a CUDA graph support level",
                detail::kCGSupportNames);
   if (profile.varlen_cudagraph_max_query_len) {
-    require_positive(*profile.varlen_cudagraph_max_query_len,
-                     path + ".varlen_cudagraph_max_query_len");
+    require_range(*profile.varlen_cudagraph_max_query_len, 1, limits::kMaxBatchedTokens,
+                  path + ".varlen_cudagraph_max_query_len");
+    if (profile.cudagraph_support == "NEVER") {
+      fail(
+          "{}.varlen_cudagraph_max_query_len: bounds the batches a CUDA graph may capture, but "
+          "cudagraph_support is NEVER; remove it or raise cudagraph_support",
+          path);
+    }
   }
   if (profile.kernel_block_sizes.empty()) {
     fail(
@@ -100,8 +120,8 @@ void validate_profile(const BackendProfileConfig& profile, const std::string& pa
         path);
   }
   for (std::size_t i = 0; i < profile.kernel_block_sizes.size(); ++i) {
-    require_positive(profile.kernel_block_sizes[i].value,
-                     fmt::format("{}.kernel_block_sizes[{}]", path, i));
+    require_range(profile.kernel_block_sizes[i].value, 1, limits::kMaxBlockSize,
+                  fmt::format("{}.kernel_block_sizes[{}]", path, i));
   }
   for (std::size_t i = 0; i < profile.kv_cache_layouts.size(); ++i) {
     require_name(profile.kv_cache_layouts[i], fmt::format("{}.kv_cache_layouts[{}]", path, i),
@@ -114,6 +134,10 @@ void validate_profile(const BackendProfileConfig& profile, const std::string& pa
 }
 
 void validate_backends(const std::vector<BackendProfileConfig>& backends) {
+  if (backends.size() > limits::kMaxBackendProfiles) {
+    fail("backends: {} profiles is too many (at most {})", backends.size(),
+         limits::kMaxBackendProfiles);
+  }
   std::set<std::string_view> names;
   for (std::size_t i = 0; i < backends.size(); ++i) {
     const std::string path = fmt::format("backends[{}]", i);
@@ -125,6 +149,29 @@ void validate_backends(const std::vector<BackendProfileConfig>& backends) {
   }
 }
 
+// A profile that lists its KV cache layouts cannot read a cache laid out otherwise.
+void validate_profile_layouts(const EngineConfig& config) {
+  std::map<std::string_view, std::size_t> profile_index;
+  for (std::size_t i = 0; i < config.backends.size(); ++i) {
+    profile_index.emplace(config.backends[i].name, i);
+  }
+  const std::vector<LayerConfig>& layers = config.model.layers;
+  for (std::size_t layer = 0; layer < layers.size(); ++layer) {
+    const auto found = profile_index.find(layers[layer].backend);
+    if (found == profile_index.end()) continue;
+    const BackendProfileConfig& profile = config.backends[found->second];
+    const std::vector<std::string>& layouts = profile.kv_cache_layouts;
+    if (layouts.empty() ||
+        std::find(layouts.begin(), layouts.end(), config.cache.layout) != layouts.end()) {
+      continue;
+    }
+    fail(
+        "backends[{}].kv_cache_layouts: profile \"{}\" (the backend of model.layers[{}]) reads "
+        "only {}, but cache.layout is {}; add it or change cache.layout",
+        found->second, profile.name, layer, fmt::join(layouts, ", "), config.cache.layout);
+  }
+}
+
 }  // namespace
 
 void validate_config(const EngineConfig& config) {
@@ -133,7 +180,8 @@ void validate_config(const EngineConfig& config) {
   validate_compilation(config.compilation);
   validate_engine_limits(config);
   validate_backends(config.backends);
-  detail::validate_layers(config);  // last: layer backends may name the profiles checked above
+  detail::validate_layers(config);  // after the profiles: layer backends may name them
+  validate_profile_layouts(config);
 }
 
 }  // namespace attnrt

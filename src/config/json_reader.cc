@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "attnrt/core/error.h"
+#include "attnrt/core/printable.h"
 #include "config_names.h"
 
 namespace attnrt::detail {
@@ -38,9 +39,10 @@ std::string describe_json(const json& value) {
     case json::value_t::number_float:
       return fmt::format("a number ({})", value.dump());
     case json::value_t::string: {
-      std::string text = value.dump();
+      // dump() escapes control characters; `replace` keeps invalid UTF-8 from throwing.
+      std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
       if (text.size() > 40) text = text.substr(0, 36) + "...\"";
-      return fmt::format("a string ({})", text);
+      return fmt::format("a string ({})", printable(text));
     }
     case json::value_t::array:
       return "an array";
@@ -165,9 +167,10 @@ void ObjectReader::reject_unknown_keys() const {
   const std::vector<std::string_view> valid(known_keys_.begin(), known_keys_.end());
   for (const auto& [key, value] : object_) {
     if (contains_name(valid, key)) continue;
+    const std::string shown_key = path_of(printable(key, 64));
     const std::string_view nearest = nearest_name(key, valid);
-    if (!nearest.empty()) fail("{}: unknown key; did you mean \"{}\"?", path_of(key), nearest);
-    fail("{}: unknown key; valid keys here are {}", path_of(key), join_names(valid));
+    if (!nearest.empty()) fail("{}: unknown key; did you mean \"{}\"?", shown_key, nearest);
+    fail("{}: unknown key; valid keys here are {}", shown_key, join_names(valid));
   }
 }
 

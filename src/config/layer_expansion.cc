@@ -2,9 +2,12 @@
 
 #include <optional>
 
+#include "attnrt/config/config_limits.h"
 #include "attnrt/core/error.h"
+#include "attnrt/core/printable.h"
 #include "config_names.h"
 #include "json_reader.h"
+#include "layer_validation.h"
 
 namespace attnrt::detail {
 namespace {
@@ -50,6 +53,10 @@ LayerConfig read_layer(const json& entry, const std::string& path) {
   reader.read("backend", layer.backend);
   reader.read("draft", layer.draft);
   reader.reject_unknown_keys();
+  // Checked before a repeat block copies them: 100 000 copies of a huge name would exhaust memory.
+  require_name_text(layer.name, reader.path_of("name"));
+  require_name_text(layer.kv_sharing_target, reader.path_of("kv_sharing_target"));
+  require_name_text(layer.backend, reader.path_of("backend"));
 
   const bool mla = layer.type == AttentionType::mla;
   layer.num_kv_heads = num_kv_heads.value_or(mla ? 1 : layer.num_heads);
@@ -78,7 +85,7 @@ std::string substitute(std::string_view text, std::size_t index, std::optional<i
       fail(
           "{}: \"{}\" has an unknown placeholder at offset {}; use {{i}} (layer index) or {{r}} "
           "(repetition index)",
-          path, text, pos);
+          path, printable(text), pos);
     }
     pos += 2;
   }
@@ -89,12 +96,13 @@ class LayerExpander {
  public:
   std::vector<LayerConfig> take() { return std::move(layers_); }
 
-  void expand_list(const json& entries, const std::string& path, std::optional<int> repetition) {
+  void expand_list(const json& entries, const std::string& path, std::optional<int> repetition,
+                   int nesting = 0) {
     const json::array_t& items = read_array(entries, path);
     for (std::size_t i = 0; i < items.size(); ++i) {
       const std::string entry_path = element_path(path, i);
       if (items[i].is_object() && (items[i].contains("repeat") || items[i].contains("layers"))) {
-        expand_repeat(items[i], entry_path);
+        expand_repeat(items[i], entry_path, nesting + 1);
       } else {
         emit(items[i], entry_path, repetition);
       }
@@ -102,7 +110,11 @@ class LayerExpander {
   }
 
  private:
-  void expand_repeat(const json& block, const std::string& path) {
+  void expand_repeat(const json& block, const std::string& path, int nesting) {
+    if (nesting > limits::kMaxRepeatNesting) {
+      fail("{}: repeat blocks nest more than {} deep; flatten the inner ones", path,
+           limits::kMaxRepeatNesting);
+    }
     ObjectReader reader(block, path);
     const json* count_value = reader.field("repeat");
     const json* layers = reader.field("layers");
@@ -112,9 +124,9 @@ class LayerExpander {
     }
     const int count = read_int(*count_value, reader.path_of("repeat"));
     if (count < 1) fail("{}: must be a positive integer (got {})", reader.path_of("repeat"), count);
-    if (static_cast<std::size_t>(count) > kMaxExpandedLayers) {
+    if (static_cast<std::size_t>(count) > limits::kMaxLayers) {
       fail("{}: {} repetitions would make more than {} layers", reader.path_of("repeat"), count,
-           kMaxExpandedLayers);
+           limits::kMaxLayers);
     }
     if (layers == nullptr) {
       fail("{}: missing; a repeat block lists the layers it repeats", reader.path_of("layers"));
@@ -122,14 +134,14 @@ class LayerExpander {
     if (layers->is_array() && layers->empty()) {
       fail("{}: a repeat block needs at least one layer", reader.path_of("layers"));
     }
-    for (int r = 0; r < count; ++r) expand_list(*layers, reader.path_of("layers"), r);
+    for (int r = 0; r < count; ++r) expand_list(*layers, reader.path_of("layers"), r, nesting);
   }
 
   void emit(const json& entry, const std::string& path, std::optional<int> repetition) {
     const std::size_t index = layers_.size();
-    if (index >= kMaxExpandedLayers) {
+    if (index >= limits::kMaxLayers) {
       fail("{}: the layers expand to more than {} entries; check the repeat counts", path,
-           kMaxExpandedLayers);
+           limits::kMaxLayers);
     }
     LayerConfig layer = read_layer(entry, path);
     if (layer.name.empty() && !entry.contains("name")) {

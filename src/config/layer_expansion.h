@@ -10,9 +10,6 @@
 
 namespace attnrt::detail {
 
-// More layers than any real model has: stops a mistyped repeat count from exhausting memory.
-inline constexpr std::size_t kMaxExpandedLayers = 100000;
-
 std::vector<LayerConfig> expand_layers(const nlohmann::json& layers, const std::string& path);
 
 }  // namespace attnrt::detail

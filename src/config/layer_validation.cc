@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <map>
 
+#include "attnrt/config/config_limits.h"
 #include "attnrt/core/error.h"
+#include "attnrt/core/printable.h"
 #include "config_names.h"
+#include "range_checks.h"
 
 namespace attnrt::detail {
 namespace {
@@ -13,8 +16,8 @@ std::string field_path(std::size_t index, std::string_view field) {
   return fmt::format("model.layers[{}].{}", index, field);
 }
 
-void require_positive(int value, std::size_t index, std::string_view field) {
-  if (value <= 0) fail("{}: must be a positive integer (got {})", field_path(index, field), value);
+void require_positive(int value, std::size_t index, std::string_view field, int high) {
+  require_range(value, 1, high, field_path(index, field));
 }
 
 // A window or chunk size belongs to exactly the layer type that uses it.
@@ -24,6 +27,7 @@ void check_type_specific_size(const LayerConfig& layer, std::size_t index, std::
     fail("{}: required for {} layers; must be a positive integer (got {})",
          field_path(index, field), attention_type_name(owner), value);
   }
+  if (layer.type == owner) require_range(value, 1, limits::kMaxWindow, field_path(index, field));
   if (layer.type != owner && value != 0) {
     fail("{}: only {} layers take a {}, but this is a {} layer", field_path(index, field),
          attention_type_name(owner), field, attention_type_name(layer.type));
@@ -31,8 +35,8 @@ void check_type_specific_size(const LayerConfig& layer, std::size_t index, std::
 }
 
 void check_heads(const LayerConfig& layer, std::size_t index) {
-  require_positive(layer.num_heads, index, "num_heads");
-  require_positive(layer.head_size, index, "head_size");
+  require_positive(layer.num_heads, index, "num_heads", limits::kMaxHeads);
+  require_positive(layer.head_size, index, "head_size", limits::kMaxHeadSize);
   if (layer.type == AttentionType::mla) {
     if (layer.num_kv_heads != 1) {
       fail(
@@ -45,8 +49,8 @@ void check_heads(const LayerConfig& layer, std::size_t index) {
     }
     return;
   }
-  require_positive(layer.num_kv_heads, index, "num_kv_heads");
-  require_positive(layer.head_size_v, index, "head_size_v");
+  require_positive(layer.num_kv_heads, index, "num_kv_heads", limits::kMaxHeads);
+  require_positive(layer.head_size_v, index, "head_size_v", limits::kMaxHeadSize);
   if (layer.num_heads % layer.num_kv_heads != 0) {
     fail("{}: num_heads {} must be a multiple of num_kv_heads {}",
          field_path(index, "num_kv_heads"), layer.num_heads, layer.num_kv_heads);
@@ -81,6 +85,9 @@ void check_backend(const LayerConfig& layer, std::size_t index, const EngineConf
 
 void check_layer_fields(const LayerConfig& layer, std::size_t index, const EngineConfig& config) {
   if (layer.name.empty()) fail("{}: must not be empty", field_path(index, "name"));
+  require_name_text(layer.name, field_path(index, "name"));
+  require_name_text(layer.kv_sharing_target, field_path(index, "kv_sharing_target"));
+  require_name_text(layer.backend, field_path(index, "backend"));
   check_heads(layer, index);
   check_type_specific_size(layer, index, "sliding_window", layer.sliding_window,
                            AttentionType::sliding_window);
@@ -165,6 +172,23 @@ void check_draft_placement(const std::vector<LayerConfig>& layers) {
 }
 
 }  // namespace
+
+void require_name_text(std::string_view name, std::string_view path) {
+  if (name.size() > limits::kMaxNameBytes) {
+    fail("{}: {} bytes is too long for a name (at most {})", path, name.size(),
+         limits::kMaxNameBytes);
+  }
+  for (const char c : name) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7F) {
+      fail("{}: \"{}\" contains the control character \\x{:02x}; names are printable text", path,
+           printable(name), byte);
+    }
+  }
+  if (!is_printable(name)) {
+    fail("{}: \"{}\" is not valid UTF-8; names are printable text", path, printable(name));
+  }
+}
 
 void validate_layers(const EngineConfig& config) {
   const std::vector<LayerConfig>& layers = config.model.layers;

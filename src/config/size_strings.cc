@@ -6,6 +6,7 @@
 
 #include "attnrt/config/config_loader.h"
 #include "attnrt/core/error.h"
+#include "attnrt/core/printable.h"
 
 namespace attnrt {
 namespace {
@@ -31,11 +32,10 @@ constexpr std::array<SizeUnit, 9> kSizeUnits = {{{"B", 1},
 
 constexpr std::size_t kMaxDigits = 20;
 
+// Only spaces separate a number from its unit: a line break inside a size is a mistake.
 std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
   return text;
 }
 
@@ -49,7 +49,7 @@ std::uint64_t unit_bytes(std::string_view unit, std::string_view text) {
   fail(
       "size \"{}\": unknown unit \"{}\"; use B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, "
       "TiB (powers of 1024)",
-      text, unit);
+      printable(text), printable(unit));
 }
 
 }  // namespace
@@ -68,17 +68,18 @@ std::uint64_t parse_size(std::string_view text) {
       continue;
     }
     if (!std::isdigit(static_cast<unsigned char>(c))) break;
-    if (++digits > kMaxDigits) fail("size \"{}\": too many digits", text);
+    if (++digits > kMaxDigits) fail("size \"{}\": too many digits", printable(text));
     mantissa = mantissa * 10 + static_cast<unsigned>(c - '0');
     if (seen_point) scale *= 10;
   }
   if (digits == 0) {
-    fail("size \"{}\": expected a number of bytes, optionally with a unit, e.g. \"4GiB\"", text);
+    fail("size \"{}\": expected a number of bytes, optionally with a unit, e.g. \"4GiB\"",
+         printable(text));
   }
   const Wide total = mantissa * unit_bytes(trim(body.substr(pos)), text);
-  if (total % scale != 0) fail("size \"{}\": not a whole number of bytes", text);
+  if (total % scale != 0) fail("size \"{}\": not a whole number of bytes", printable(text));
   const Wide bytes = total / scale;
-  if (bytes > std::numeric_limits<std::uint64_t>::max()) fail("size \"{}\": too large", text);
+  if (bytes > std::numeric_limits<std::uint64_t>::max()) fail("size \"{}\": too large", printable(text));
   return static_cast<std::uint64_t>(bytes);
 }
 

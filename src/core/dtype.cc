@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "attnrt/core/error.h"
+#include "attnrt/core/printable.h"
 
 namespace attnrt {
 namespace {
@@ -124,7 +125,7 @@ DType parse_dtype(std::string_view name) {
     if (!accepted.empty()) accepted += ", ";
     accepted += spelling;
   }
-  fail("unknown dtype \"{}\"; accepted names: {}", name, accepted);
+  fail("unknown dtype \"{}\"; accepted names: {}", printable(name), accepted);
 }
 
 bool is_floating(DType dtype) {

@@ -35,8 +35,7 @@ void check_range(const char* name, int low, int high, int least) {
 
 }  // namespace
 
-std::vector<WorkloadRequest> make_workload(const WorkloadOptions& options, int vocab_size,
-                                           int max_model_len) {
+void check_workload_options(const WorkloadOptions& options, int max_model_len) {
   if (options.num_requests < 0) {
     fail("workload: --requests {} must not be negative", options.num_requests);
   }
@@ -44,10 +43,23 @@ std::vector<WorkloadRequest> make_workload(const WorkloadOptions& options, int v
   check_range("--output-len", options.min_output_len, options.max_output_len, 1);
   if (options.max_prompt_len >= max_model_len) {
     fail(
-        "workload: prompts of up to {} tokens leave no room to generate within model.max_model_len "
-        "{}; lower --prompt-len",
+        "--prompt-len: prompts of up to {} tokens leave no room to generate within "
+        "model.max_model_len {}; lower --prompt-len",
         options.max_prompt_len, max_model_len);
   }
+  const std::int64_t longest =
+      std::int64_t{options.max_prompt_len} + std::int64_t{options.max_output_len};
+  if (longest > max_model_len) {
+    fail(
+        "--output-len: a prompt of {} tokens and an output of {} tokens make {}, more than "
+        "model.max_model_len {}; lower --output-len or --prompt-len",
+        options.max_prompt_len, options.max_output_len, longest, max_model_len);
+  }
+}
+
+std::vector<WorkloadRequest> make_workload(const WorkloadOptions& options, int vocab_size,
+                                           int max_model_len) {
+  check_workload_options(options, max_model_len);
   if (vocab_size < 1) fail("workload: the model has no vocabulary (vocab_size {})", vocab_size);
   SplitMix64 random(options.seed);
   std::vector<WorkloadRequest> workload(static_cast<std::size_t>(options.num_requests));

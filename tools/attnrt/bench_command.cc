@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "bench_attention.h"
+#include "cli_checks.h"
 #include "bench_step.h"
 
 namespace attnrt::cli {
@@ -26,7 +27,7 @@ std::function<int()> add_bench_command(CLI::App& app) {
   attention
       ->add_option("--threads", attention_options->threads,
                    "Threads for the kernels and the probes (default: all hardware threads)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0, 1024));
 
   std::function<int()> step = add_bench_step_command(*bench);
 

@@ -11,6 +11,7 @@
 
 #include "attnrt/config/config_loader.h"
 #include "attnrt/core/error.h"
+#include "cli_checks.h"
 #include "step_workload.h"
 
 namespace attnrt::cli {
@@ -90,11 +91,14 @@ std::function<int()> add_bench_step_command(CLI::App& bench) {
   auto options = std::make_shared<BenchStepOptions>();
   CLI::App* step = bench.add_subcommand("step", "time the per-step host path (us per step)");
   step->add_flag("--json", options->json, "print JSON: {\"cases\": [...]}");
-  step->add_option("--config", options->config_path, "engine config (default: built-in)");
+  step->add_option("--config", options->config_path, "engine config (default: built-in)")
+      ->check(non_empty());
   step->add_option("--num-reqs", options->num_reqs, "request counts to time")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(integer_in(1, 65536));
   step->add_option("--min-seconds", options->min_seconds, "timed seconds per case")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(number_in(0.0, 3600.0));
   return [step, options] { return step->parsed() ? run_bench_step(*options) : -1; };
 }
 

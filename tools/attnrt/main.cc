@@ -1,11 +1,25 @@
-// attnrt: the command-line tool. Errors in inputs print one line and exit with code 2.
+// attnrt: the command-line tool. Every failure ends here as exactly one line on stderr: bad input
+// (an attnrt::Error or a command-line mistake) exits with code 2, anything else with code 1.
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <new>
+#include <string>
 #include <vector>
 
 #include "attnrt/core/error.h"
+#include "attnrt/core/printable.h"
+#include "command_names.h"
 #include "commands.h"
+
+namespace {
+
+int report(std::string_view kind, std::string_view message, int code) {
+  std::cerr << "attnrt: " << kind << ": " << attnrt::cli::one_line(message) << '\n';
+  return code;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"attnrt: paged-KV attention runtime (plan, run, bench)"};
@@ -13,17 +27,26 @@ int main(int argc, char** argv) {
   std::vector<std::function<int()>> commands = {attnrt::cli::add_plan_command(app),
                                                 attnrt::cli::add_run_command(app),
                                                 attnrt::cli::add_bench_command(app)};
+  std::string doing = "reading the command line";
   try {
+    attnrt::cli::check_command_names(app, argc, argv);
     app.parse(argc, argv);
+    doing = "running `attnrt " + attnrt::cli::chosen_command(app) + "`";
     for (const auto& command : commands) {
       if (int code = command(); code >= 0) return code;
     }
     return 0;
+  } catch (const CLI::Success& e) {  // --help
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    return report("error", e.what(), 2);
   } catch (const attnrt::Error& e) {
-    std::cerr << "attnrt: error: " << e.what() << '\n';
-    return 2;
+    return report("error", e.what(), 2);
+  } catch (const std::bad_alloc&) {
+    return report("internal error", "out of memory while " + doing, 1);
+  } catch (const std::exception& e) {
+    return report("internal error", "while " + doing + ": " + e.what(), 1);
+  } catch (...) {
+    return report("internal error", "unknown exception while " + doing, 1);
   }
 }

@@ -7,6 +7,8 @@
 
 #include "attnrt/backends/builtin_backends.h"
 #include "attnrt/config/config_loader.h"
+#include "attnrt/core/error.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "plan_report.h"
 
@@ -27,15 +29,29 @@ EngineConfig without_kv_sharing(EngineConfig config) {
 int run_plan(const PlanOptions& options) {
   EngineConfig config =
       options.config_path.empty() ? default_config() : load_config_file(options.config_path);
-  if (!options.memory.empty()) config.cache.memory = parse_size(options.memory);
+  if (!options.memory.empty()) {
+    try {
+      config.cache.memory = parse_size(options.memory);
+      validate_config(config);
+    } catch (const Error& error) {
+      fail("--memory: {}", error.what());
+    }
+  }
   const BackendRegistry registry = backend_registry_for(config);
   const AttentionPlan plan = plan_attention(config, registry);
   if (options.json) {
     std::cout << plan_to_json(config, plan).dump(2) << '\n';
     return 0;
   }
+  // The comparison is extra information: a budget that fits only thanks to sharing is still valid.
   std::optional<KVCachePlan> without_sharing;
-  if (!plan.kv.shared_layers.empty()) without_sharing = plan_kv_cache(without_kv_sharing(config));
+  if (!plan.kv.shared_layers.empty()) {
+    try {
+      without_sharing = plan_kv_cache(without_kv_sharing(config));
+    } catch (const Error&) {
+      without_sharing.reset();
+    }
+  }
   std::cout << plan_to_text(config, plan, without_sharing);
   return 0;
 }
@@ -47,8 +63,10 @@ std::function<int()> add_plan_command(CLI::App& app) {
   CLI::App* plan =
       app.add_subcommand("plan", "Explain the KV cache and attention plan of a config");
   plan->add_option("CONFIG", options->config_path,
-                   "Model and engine config (JSON); the embedded tiny-yoco default if omitted");
-  plan->add_option("--memory", options->memory, "KV cache budget per rank, e.g. 24GiB");
+                   "Model and engine config (JSON); the embedded tiny-yoco default if omitted")
+      ->check(non_empty());
+  plan->add_option("--memory", options->memory, "KV cache budget per rank, e.g. 24GiB")
+      ->check(non_empty());
   plan->add_flag("--json", options->json, "Print the plan as JSON");
   return [plan, options]() { return plan->parsed() ? run_plan(*options) : -1; };
 }

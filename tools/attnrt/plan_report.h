@@ -15,7 +15,8 @@ namespace attnrt::cli {
 nlohmann::json plan_to_json(const EngineConfig& config, const AttentionPlan& plan);
 
 // `without_sharing` is the KV cache plan of the same model with every layer owning its cache
-// (shown as the capacity KV sharing gains), when the model shares KV.
+// (shown as the capacity KV sharing gains), when the model shares KV; nullopt for a model that
+// shares KV means the budget fits only with sharing.
 std::string plan_to_text(const EngineConfig& config, const AttentionPlan& plan,
                          const std::optional<KVCachePlan>& without_sharing);
 

@@ -91,6 +91,11 @@ void kv_cache_section(TextOut& out, const EngineConfig& config, const AttentionP
         plan.kv.shared_layers.size(), plain, tokens_capacity(kv),
         static_cast<double>(tokens_capacity(kv)) /
             static_cast<double>(std::max<std::int64_t>(1, plain)));
+  } else if (!plan.kv.shared_layers.empty()) {
+    out.line(
+        "KV sharing: {} layers read an earlier layer's cache; without sharing the budget would "
+        "not hold one block per layer slot",
+        plan.kv.shared_layers.size());
   }
 }
 

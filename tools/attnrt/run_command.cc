@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
+#include <optional>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -12,8 +15,11 @@
 #include <utility>
 
 #include "attnrt/config/config_loader.h"
+#include "attnrt/config/config_limits.h"
 #include "attnrt/core/error.h"
+#include "attnrt/core/printable.h"
 #include "attnrt/engine/engine_workload.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "progress_line.h"
 #include "run_report.h"
@@ -25,12 +31,18 @@ namespace {
 // some sums (paged tiles vs one pass), so logits of magnitude ~10 agree to ~1e-5.
 constexpr double kCheckTolerance = 1e-3;
 
+// A workload is held in memory at once; more requests than this are no benchmark of anything.
+constexpr int kMaxRequests = 100000;
+constexpr std::array<std::string_view, 2> kOnOff = {"on", "off"};
+constexpr std::array<std::string_view, 5> kCudaGraphModes = {
+    "NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"};
+
 struct RunOptions {
   std::string config_path;
   int requests = 64;
   std::string prompt_len = "32:192";
   std::string output_len = "16:64";
-  std::uint64_t seed = 0;
+  std::string seed = "0";  // parsed strictly: CLI11 would wrap "-1" to 2^64 - 1
   std::string fast_prefill;  // "on", "off" or empty: the config's
   std::string cudagraph;     // a CUDAGraphMode name or empty: the config's
   int compare = 16;          // prompts prefilled with fast prefill on and off side by side
@@ -38,22 +50,26 @@ struct RunOptions {
   bool json = false;
 };
 
+// A whole number of tokens from 1 to limits::kMaxModelLen, or nothing.
+std::optional<int> token_count(std::string_view text) {
+  int value = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (error != std::errc() || stop != end || value < 1 || value > limits::kMaxModelLen) return {};
+  return value;
+}
+
 // "A:B" (or "A" for A:A) → (A, B).
-std::pair<int, int> parse_range(const std::string& option, const std::string& text) {
+std::pair<int, int> parse_range(std::string_view option, std::string_view text) {
   const std::size_t colon = text.find(':');
-  try {
-    std::size_t used = 0;
-    const int low = std::stoi(text.substr(0, colon), &used);
-    if (used != (colon == std::string::npos ? text.size() : colon))
-      throw std::invalid_argument(text);
-    if (colon == std::string::npos) return {low, low};
-    const std::string tail = text.substr(colon + 1);
-    const int high = std::stoi(tail, &used);
-    if (used != tail.size()) throw std::invalid_argument(text);
-    return {low, high};
-  } catch (const std::logic_error&) {
-    fail("{} \"{}\" is not a range; write A:B, e.g. 32:192", option, text);
+  const std::optional<int> low = token_count(text.substr(0, colon));
+  const std::optional<int> high =
+      colon == std::string_view::npos ? low : token_count(text.substr(colon + 1));
+  if (!low || !high || *high < *low) {
+    fail("{}: \"{}\" is not a range of token counts; write A:B with 1 <= A <= B <= {}, e.g. 32:192",
+         option, printable(text, 64), limits::kMaxModelLen);
   }
+  return {*low, *high};
 }
 
 WorkloadOptions workload_options(const RunOptions& options) {
@@ -63,13 +79,13 @@ WorkloadOptions workload_options(const RunOptions& options) {
       parse_range("--prompt-len", options.prompt_len);
   std::tie(workload.min_output_len, workload.max_output_len) =
       parse_range("--output-len", options.output_len);
-  workload.seed = options.seed;
+  workload.seed = parse_unsigned("--seed", options.seed);
   return workload;
 }
 
 EngineOptions engine_options(const RunOptions& options) {
   EngineOptions engine;
-  engine.seed = options.seed;
+  engine.seed = parse_unsigned("--seed", options.seed);
   if (!options.fast_prefill.empty()) engine.fast_prefill = options.fast_prefill == "on";
   if (!options.cudagraph.empty()) engine.cudagraph_mode = options.cudagraph;
   engine.record_logits = options.check;
@@ -80,6 +96,7 @@ int run_run(const RunOptions& options) {
   const EngineConfig config =
       options.config_path.empty() ? default_config() : load_config_file(options.config_path);
   const WorkloadOptions workload_opts = workload_options(options);
+  check_workload_options(workload_opts, config.model.max_model_len);  // before any allocation
   const EngineOptions engine_opts = engine_options(options);
   Engine engine(config, engine_opts);
   const std::vector<WorkloadRequest> workload = make_workload(
@@ -120,23 +137,29 @@ std::function<int()> add_run_command(CLI::App& app) {
   CLI::App* run = app.add_subcommand(
       "run", "Run the built-in model through the engine on a random workload and report");
   run->add_option("CONFIG", options->config_path,
-                  "Model and engine config (JSON); the embedded tiny-yoco default if omitted");
+                  "Model and engine config (JSON); the embedded tiny-yoco default if omitted")
+      ->check(non_empty());
   run->add_option("--requests", options->requests, "Requests to generate (default 64)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0, kMaxRequests));
   run->add_option("--prompt-len", options->prompt_len,
-                  "Prompt lengths A:B, uniform (default 32:192)");
+                  "Prompt lengths A:B, uniform (default 32:192)")
+      ->check(non_empty());
   run->add_option("--output-len", options->output_len,
-                  "Generated tokens per request A:B, uniform (default 16:64)");
-  run->add_option("--seed", options->seed, "Seed of the workload and the model's weights");
+                  "Generated tokens per request A:B, uniform (default 16:64)")
+      ->check(non_empty());
+  run->add_option("--seed", options->seed,
+                  "Seed of the workload and the model's weights, 0 to 2^64-1 (default 0)")
+      ->check(non_empty());
   run->add_option("--fast-prefill", options->fast_prefill,
                   "KV-sharing fast prefill on or off (default: the config's)")
-      ->check(CLI::IsMember({"on", "off"}));
+      ->check(one_of(kOnOff, "on or off"));
   run->add_option("--cudagraph", options->cudagraph,
-                  "CUDA-graph mode: NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE");
+                  "CUDA-graph mode: NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE")
+      ->check(one_of(kCudaGraphModes, "a CUDA-graph mode"));
   run->add_option("--compare", options->compare,
                   "Prompts to prefill with fast prefill on and off, side by side, to measure its "
                   "speed-up (default 16; 0 skips)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0, kMaxRequests));
   run->add_flag("--check", options->check,
                 "Recompute every request densely and compare logits and tokens (exit 1 if not "
                 "equal)");

@@ -25,9 +25,13 @@ struct WorkloadRequest {
   int max_tokens = 1;
 };
 
+// Throws Error naming the option when a range is empty or negative, a prompt could reach
+// max_model_len, or a prompt and its output together could exceed it (vLLM refuses such a
+// request rather than cut its output short).
+void check_workload_options(const WorkloadOptions& options, int max_model_len);
+
 // The same requests for the same options on every platform (SplitMix64, no std distributions).
-// Throws Error naming the option when a range is empty or negative, or a prompt could reach
-// max_model_len.
+// Checks the options first (check_workload_options).
 std::vector<WorkloadRequest> make_workload(const WorkloadOptions& options, int vocab_size,
                                            int max_model_len);
 // Queues every request, all arriving before the first step (continuous batching admits them as

@@ -1,0 +1,49 @@
+#pragma once
+// Overflow-checked arithmetic for sizes derived from input (page bytes, tensor bytes, buffer
+// lengths). A product of config values can exceed 64 bits long before any allocation is tried;
+// these refuse it with an Error naming the quantity, so nothing downstream divides by a wrapped
+// zero or allocates a wrapped size.
+
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
+#include "attnrt/core/error.h"
+
+namespace attnrt {
+
+// a × b; throws Error("<what>: a × b overflows ...") instead of wrapping.
+inline std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, std::string_view what) {
+  std::uint64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product)) {
+    fail("{}: {} x {} does not fit in 64 bits", what, a, b);
+  }
+  return product;
+}
+
+// a + b; throws like checked_mul.
+inline std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, std::string_view what) {
+  std::uint64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) fail("{}: {} + {} does not fit in 64 bits", what, a, b);
+  return sum;
+}
+
+// The product of every factor, each step checked: checked_product("page bytes", heads, size, 2).
+template <typename... Factors>
+std::uint64_t checked_product(std::string_view what, Factors... factors) {
+  std::uint64_t product = 1;
+  ((product = checked_mul(product, static_cast<std::uint64_t>(factors), what)), ...);
+  return product;
+}
+
+// `value` as a T (int, std::size_t, std::int64_t ...); throws when it does not fit.
+template <typename T>
+T checked_cast(std::uint64_t value, std::string_view what) {
+  if (value > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
+    fail("{}: {} is larger than the largest supported value {}", what, value,
+         std::numeric_limits<T>::max());
+  }
+  return static_cast<T>(value);
+}
+
+}  // namespace attnrt
