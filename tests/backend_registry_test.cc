@@ -185,5 +185,77 @@ TEST(BackendRegistry, ForwardContextAssignsBackendsAndChecksTheAttentionType) {
             std::string::npos);
 }
 
+EngineConfig one_layer(const std::string& backend, const std::string& layout) {
+  EngineConfig config;
+  LayerConfig layer;
+  layer.name = "l0";
+  layer.num_heads = layer.num_kv_heads = 2;
+  layer.head_size = layer.head_size_v = 32;
+  layer.backend = backend;
+  config.model.layers = {layer};
+  config.cache.layout = layout;
+  return config;
+}
+
+TEST(BackendRegistry, ProfileWhoseLayoutsExcludeTheCacheLayoutIsRefusedNamingItsPath) {
+  EngineConfig config = one_layer("MINE", "LBNHC");
+  BackendProfileConfig other;
+  other.name = "OTHER";
+  BackendProfileConfig mine;
+  mine.name = "MINE";
+  mine.kernel = "FAKE_KERNEL";
+  mine.kv_cache_layouts = {"BLHNC", "LBHNC"};
+  config.backends = {other, mine};
+  const BackendRegistry registry = make_backend_registry(config, builtins_with_fake());
+  EXPECT_EQ(error_of([&] { ForwardContext::from_config(config, &registry); }),
+            "layer l0: backends[1].kv_cache_layouts of profile MINE (BLHNC, LBHNC) excludes "
+            "cache.layout LBNHC; add LBNHC to it, choose a cache.layout it lists, or give the "
+            "layer another backend");
+  config.cache.layout = "LBHNC";
+  EXPECT_EQ(ForwardContext::from_config(config, &registry).at("l0").get_attn_backend()->name(),
+            "MINE");
+}
+
+TEST(BackendRegistry, BuiltinProfileLayoutsAreCheckedToo) {
+  const EngineConfig config = one_layer("FLASHINFER", "BLNHC");
+  const BackendRegistry registry = make_backend_registry(config, builtins_with_fake());
+  EXPECT_EQ(error_of([&] { ForwardContext::from_config(config, &registry); }),
+            "layer l0: backend FLASHINFER reads KV caches in the layouts LBHNC, LBNHC only, but "
+            "cache.layout is BLNHC; choose one of them as cache.layout, or give the layer another "
+            "backend");
+}
+
+// A kernel whose tiles cannot take heads of 32 entries.
+class NoHead32Kernel : public FakeKernel {
+ public:
+  std::string name() const override { return "NO_HEAD_32"; }
+  bool supports_head_size(int head_size) const override { return head_size != 32; }
+};
+
+TEST(BackendRegistry, HeadSizesAreCheckedWhenALayerGetsItsBackend) {
+  BackendRegistry builtins;
+  builtins.add(std::make_shared<NoHead32Kernel>());
+  builtins.set_default("NO_HEAD_32");
+  EngineConfig config = one_layer("", "LBNHC");
+  BackendProfileConfig profile;
+  profile.name = "ON_IT";
+  profile.kernel = "NO_HEAD_32";
+  config.backends = {profile};
+  const BackendRegistry registry = make_backend_registry(config, builtins);
+  EXPECT_NE(error_of([&] {
+              ForwardContext::from_config(config, &registry);
+            }).find("layer l0: backend NO_HEAD_32 cannot run head size 32"),
+            std::string::npos);
+  // A profile answers with its kernel; a plan-only profile declares no limit.
+  EXPECT_FALSE(registry.get("ON_IT")->supports_head_size(32));
+  EXPECT_TRUE(registry.get("ON_IT")->supports_head_size(64));
+  EXPECT_TRUE(registry.get("FLASHINFER")->supports_head_size(32));
+  config.model.layers[0].backend = "ON_IT";
+  EXPECT_NE(error_of([&] {
+              ForwardContext::from_config(config, &registry);
+            }).find("layer l0: backend ON_IT cannot run head size 32"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace attnrt

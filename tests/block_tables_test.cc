@@ -103,6 +103,39 @@ TEST(BlockTablesTest, BadSlotsIdsAndGroupCountsAreRejectedUnstaged) {
   EXPECT_EQ(tables.num_blocks(0, 0), 0);
 }
 
+TEST(BlockTablesTest, RowWidthPastIntIsRefusedBeforeAllocating) {
+  // 2^26 manager blocks per request × 65536 kernel blocks each = 2^42 columns.
+  const std::string message =
+      error_of([] { BlockTables({dense_group(65536, 1, 1 << 26)}, 1, 16, 32); });
+  EXPECT_NE(message.find("block table width of group 0"), std::string::npos) << message;
+}
+
+TEST(BlockTablesTest, InconsistentGeometryIsRefusedNotDividedByZero) {
+  const KernelBlockGeometry zero_kernel{16, 0, 1, 1};
+  EXPECT_NE(error_of([&] {
+              BlockTables({{zero_kernel, 4}}, 4, 16, 32);
+            }).find("BlockTables: group 0 has manager blocks of 16 tokens, kernel blocks of 0"),
+            std::string::npos);
+  const KernelBlockGeometry few_slots{16, 8, 2, 1};
+  EXPECT_NE(error_of([&] {
+              BlockTables({{few_slots, 4}}, 4, 16, 32);
+            }).find("slots"),
+            std::string::npos);
+}
+
+TEST(BlockTablesTest, KernelIdsPastInt32AreRefusedWithoutWrapping) {
+  // Spaced by 2^40: the last id of 3 blocks is 2^41 + 1, and an id of 2^62 blocks passes 64 bits.
+  const KernelBlockGeometry spaced{16, 8, 2, std::int64_t{1} << 40};
+  EXPECT_NE(error_of([&] {
+              BlockTables({{spaced, 4}}, 4, 16, 3);
+            }).find("do not fit int32"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              BlockTables({{spaced, 4}}, 4, 16, std::int64_t{1} << 30);
+            }).find("does not fit in 64 bits"),
+            std::string::npos);
+}
+
 TEST(BlockTablesTest, RemovedRowsAreReusedFromColumnZero) {
   BlockTables tables({dense_group(16, 16, 4)}, 2, 16, 32);
   append(tables, 0, {{5, 6, 7}}, true);

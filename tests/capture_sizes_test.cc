@@ -4,10 +4,17 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
+#include "attnrt/attention/cg_support.h"
 #include "attnrt/core/error.h"
+#include "error_of.h"
 
 namespace attnrt {
 namespace {
+
+using testing::error_of;
+constexpr int kIntMax = std::numeric_limits<int>::max();
 
 std::vector<int> range(int first, int last, int step) {
   std::vector<int> values;
@@ -114,6 +121,53 @@ TEST(CaptureSizesTest, EngineConfigUsesSpeculativeWidth) {
   const CaptureSizes sizes = compute_capture_sizes(config);
   EXPECT_EQ(sizes.sizes, concat({1, 2, 4}, range(8, 128, 8)));
   EXPECT_EQ(sizes.max_capture_size, 128);
+}
+
+TEST(CaptureSizesTest, MaxCaptureSizeOfIntMaxIsClampedWithoutWrapping) {
+  CompilationConfig compilation;
+  compilation.max_capture_size = kIntMax;
+  const CaptureSizes sizes = compute_capture_sizes(compilation, scheduler(128, 4096), 1);
+  EXPECT_EQ(sizes.max_capture_size, 4096);    // the step-16 ladder reaches 4096 itself
+  EXPECT_EQ(sizes.sizes.size(), 35u + 240u);  // ..256, then 272..4096 step 16
+}
+
+TEST(CaptureSizesTest, TheLargestConfigCapGeneratesItsWholeLadder) {
+  CompilationConfig compilation;
+  compilation.max_capture_size = 1 << 21;
+  const CaptureSizes sizes = compute_capture_sizes(compilation, scheduler(128, 1 << 21), 1);
+  EXPECT_EQ(sizes.max_capture_size, 1 << 21);
+  EXPECT_EQ(sizes.sizes.size(), 35u + ((1u << 21) - 256) / 16);
+}
+
+TEST(CaptureSizesTest, ACapNearIntMaxIsRefusedNamingItsSources) {
+  CompilationConfig compilation;
+  compilation.max_capture_size = kIntMax;
+  const std::string message =
+      error_of([&] { compute_capture_sizes(compilation, scheduler(128, kIntMax), 1); });
+  EXPECT_NE(message.find("scheduler.max_num_batched_tokens 2147483647"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("compilation.max_capture_size"), std::string::npos) << message;
+}
+
+TEST(CaptureSizesTest, DefaultCapProductPastIntMaxStaysAt512) {
+  // 2^20 seqs × 2^12 × 2 = 2^33 would wrap an int; the min with 512 still applies.
+  EXPECT_EQ(compute_capture_sizes({}, scheduler(1 << 20, 2048), 1 << 12).max_capture_size, 512);
+}
+
+TEST(CaptureSizesTest, DecodeQueryLengthIsCheckedOneMoreThanTheDrafts) {
+  EngineConfig config;
+  config.speculative.num_speculative_tokens = kIntMax;
+  EXPECT_NE(error_of([&] {
+              compute_capture_sizes(config);
+            }).find("decode query length (1 + speculative.num_speculative_tokens)"),
+            std::string::npos);
+  config.speculative.num_speculative_tokens = -1;
+  EXPECT_NE(error_of([&] {
+              compute_capture_sizes(config);
+            }).find("speculative.num_speculative_tokens: must not be negative"),
+            std::string::npos);
+  config.speculative.num_speculative_tokens = kIntMax - 1;
+  EXPECT_EQ(max_decode_query_len(config.speculative), kIntMax);
 }
 
 TEST(LoRACaseMapTest, SemanticsExamples) {

@@ -221,7 +221,7 @@ std::vector<ErrorCase> error_cases() {
        "backends[0].kernel_block_sizes", "must not be empty"},
       {"ZeroKernelBlockSize",
        with_profile(R"({"name": "P", "kernel_block_sizes": [{"multiple_of": 0}]})"),
-       "backends[0].kernel_block_sizes[0]", "must be a positive integer"},
+       "backends[0].kernel_block_sizes[0].multiple_of", "must be a positive integer"},
       {"UnknownProfileLayout",
        with_profile(R"({"name": "P", "kv_cache_layouts": ["LBHNC", "XYZ"]})"),
        "backends[0].kv_cache_layouts[1]", "\"XYZ\" is not a KV cache layout"},

@@ -208,6 +208,27 @@ TEST(CpuFlashBackendTest, DeclaresWhatItMeets) {
                Error);
 }
 
+// The tiles index kMaxRows (128) rows of a head with int offsets: INT_MAX / 256 = 8 388 607 is
+// the widest head the builder takes; sizes are checked before any workspace exists.
+TEST(CpuFlashBackendTest, HeadsPastTheTilesIntOffsetsAreRefusedWhenBuildersAreMade) {
+  const AttentionBackendPtr backend = make_cpu_flash_backend();
+  const EngineConfig config;
+  const KVCacheSpec widest = KVCacheSpec::full(16, 1, 8388607, DType::bf16);
+  EXPECT_NE(backend->create_builder(widest, {"l0"}, config, Device::cpu()), nullptr);
+  const KVCacheSpec wider = KVCacheSpec::full(16, 1, 8388608, DType::bf16);
+  EXPECT_EQ(error_of([&] {
+              backend->create_builder(wider, {"l0", "l1"}, config, Device::cpu());
+            }),
+            "layer l0 and 1 more: CPU_FLASH runs heads of at most 8388607 entries, not head size "
+            "8388608; choose CPU_REFERENCE for these layers");
+  CpuFlashOptions options;
+  options.num_threads = 2147483647;  // ~13 GB of tiles per thread × 2^31 threads
+  const std::string overflow = error_of([&] {
+    make_cpu_flash_backend(options)->create_builder(widest, {"l0"}, config, Device::cpu());
+  });
+  EXPECT_NE(overflow.find("CPU_FLASH workspace bytes"), std::string::npos) << overflow;
+}
+
 const std::shared_ptr<Buffer>& workspace_of(const AttentionMetadata& metadata) {
   return dynamic_cast<const CpuFlashMetadata&>(metadata).workspace;
 }

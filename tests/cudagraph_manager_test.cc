@@ -207,6 +207,32 @@ TEST(CudaGraphManagerTest, RejectsBadOptions) {
   EXPECT_THROW(manager.dispatch(-1, 2, None), Error);
 }
 
+// A decode width near INT_MAX: the exact varlen graphs stop at the cap, nothing wraps.
+TEST(CudaGraphManagerTest, DecodeWidthNearIntMaxStaysWithinTheCap) {
+  CudaGraphManagerOptions o = options(M::FULL_AND_PIECEWISE, {1, 2, 4}, 65536, 2147483647);
+  o.varlen_decode = true;
+  const CudaGraphManager manager = captured(o);
+  const int bound = 2147483647;
+  EXPECT_EQ(manager.capture_descriptors(M::FULL),
+            (Descriptors{desc(M::FULL, 4, 1, None, bound), desc(M::FULL, 4, 2, None, bound),
+                         desc(M::FULL, 4, 4, None, bound), desc(M::FULL, 3, 1, None, bound),
+                         desc(M::FULL, 2, 1, None, bound), desc(M::FULL, 2, 2, None, bound),
+                         desc(M::FULL, 1, 1, None, bound)}));
+  // Without varlen: a decode request is wider than every size, so no uniform graph.
+  EXPECT_TRUE(captured(options(M::FULL_AND_PIECEWISE, {1, 2, 4}, 65536, 2147483647))
+                  .capture_descriptors(M::FULL)
+                  .empty());
+}
+
+// The 131 072 sizes of the largest config cap: one descriptor per size and mode, built quickly.
+TEST(CudaGraphManagerTest, TheLargestConfigLadderBuildsOneGraphPerSize) {
+  std::vector<int> sizes;
+  for (int size = 16; size <= (1 << 21); size += 16) sizes.push_back(size);
+  const CudaGraphManager manager = captured(options(M::FULL_AND_PIECEWISE, sizes, 65536, 1));
+  EXPECT_EQ(manager.capture_descriptors(M::PIECEWISE).size(), sizes.size());
+  EXPECT_EQ(manager.capture_descriptors(M::FULL).size(), 65536u / 16);  // r ≤ max_num_reqs
+}
+
 // ---- dispatch against a brute-force reference --------------------------------------------------
 
 // §2.4 read literally: the smallest positive case ≥ n, else the largest positive case.

@@ -325,5 +325,60 @@ TEST(InitAttnBackend, LayerWithoutBackendIsNamed) {
   EXPECT_NE(message.find("bare"), std::string::npos) << message;
 }
 
+// A backend whose kernels refuse one head size and read only the given layouts.
+class PickyBackend : public testing::FakeBackend {
+ public:
+  PickyBackend(int refused_head_size, std::vector<KVCacheLayout> layouts)
+      : FakeBackend("PICKY"), refused_(refused_head_size), layouts_(std::move(layouts)) {}
+  bool supports_head_size(int head_size) const override { return head_size != refused_; }
+  std::vector<KVCacheLayout> supported_kv_cache_layouts() const override { return layouts_; }
+
+ private:
+  int refused_;
+  std::vector<KVCacheLayout> layouts_;
+};
+
+TEST(InitAttnBackend, HeadSizeTheBackendCannotRunIsRefusedNamingLayerSizeAndBackend) {
+  Model model;
+  model.add("a", std::make_shared<const PickyBackend>(64, std::vector<KVCacheLayout>{}));
+  KVCacheConfig kv = model.plan();
+  EXPECT_EQ(error_of([&] { model.init(kv); }),
+            "layer a: backend PICKY cannot run head size 64 (head_size 64, head_size_v 64); "
+            "choose a backend whose kernels take it");
+  Model fine;
+  fine.add("a", std::make_shared<const PickyBackend>(96, std::vector<KVCacheLayout>{}));
+  KVCacheConfig fine_kv = fine.plan();
+  EXPECT_EQ(fine.init(fine_kv).attn_groups.size(), 1u);
+}
+
+TEST(InitAttnBackend, LayoutOutsideTheBackendsListIsRefused) {
+  Model model;
+  const std::vector<KVCacheLayout> lbhnc_only = {KVCacheLayout::LBHNC};
+  model.add("a", std::make_shared<const PickyBackend>(0, lbhnc_only));
+  KVCacheConfig kv = model.plan(KVCacheLayout::LBNHC);
+  EXPECT_NE(error_of([&] { model.init(kv); })
+                .find("layer a: backend PICKY reads KV caches in the layouts LBHNC only, but "
+                      "cache.layout is LBNHC"),
+            std::string::npos);
+  KVCacheConfig lbhnc = model.plan(KVCacheLayout::LBHNC);
+  EXPECT_EQ(model.init(lbhnc).attn_groups.size(), 1u);
+}
+
+TEST(InitAttnBackend, SplitBlocksWhoseKernelIdsPassInt32NameCacheMemory) {
+  Model model;
+  model.config.cache.block_size = 128;
+  FakeCapabilities caps;
+  caps.kernel_block_sizes = {64};
+  model.add("a", fake_backend("HALVES", caps));
+  KVCacheConfig kv = model.plan();
+  kv.num_blocks = (1 << 30) + 1;  // kernel ids up to 2^31 + 1
+  const std::string message = error_of([&] { model.init(kv); });
+  EXPECT_NE(message.find("cache.memory: KV cache group 0 splits 1073741825 blocks"),
+            std::string::npos)
+      << message;
+  kv.num_blocks = 1 << 30;  // the last kernel id is 2^31 - 1
+  EXPECT_EQ(model.init(kv).kernel_block_sizes, (std::vector<int>{64}));
+}
+
 }  // namespace
 }  // namespace attnrt

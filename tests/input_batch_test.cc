@@ -119,6 +119,9 @@ TEST(InputBatchTest, CountsThatDoNotAddUpAreRejectedBeforeAnyChange) {
   rejected({{2, 0, 1, 1, 0}}, "uses slot 2");
   rejected({{0, 4, 2, 2, 2}}, "verifies 2 drafts + 1 bonus tokens but schedules only 2");
   rejected({{0, 4, 0, 2, 0}}, "at least one token");
+  // Drafts + bonus near INT_MAX would wrap negative and pass; counted in 64 bits they do not.
+  rejected({{0, 0, 2, 2, 2147483647}}, "verifies 2147483647 drafts + 1 bonus tokens");
+  rejected({{0, 2147483647, 1, 1, 0}}, "longer than an int32 sequence length");
   EXPECT_EQ(vec(batch.query_start_loc()), (I32{0, 3}));
 }
 

@@ -281,5 +281,69 @@ TEST(KVCachePlannerTest, HybridConcurrencySumsBlocksOfEveryGroup) {
   EXPECT_DOUBLE_EQ(max_concurrency(config, engine), 3.0);
 }
 
+// --- Sizes past 64 bits and past int32 block ids ------------------------------------------------
+
+// 2^20 KV heads of 2^20 entries in 2^20-token blocks: a 2^62-byte page that fits, but four layer
+// slots of it pass 64 bits (the block bytes once wrapped to 0 and divided the budget by zero).
+TEST(KVCachePlannerTest, BlockBytesPastSixtyFourBitsAreRefused) {
+  const KVCacheSpec huge = KVCacheSpec::full(1 << 20, 1 << 20, 1 << 20, DType::bf16);
+  const std::vector<KVCacheGroupSpec> groups = {{names({0, 1, 2, 3}), huge}};
+  const std::string message =
+      error_of([&] { get_kv_cache_config_from_groups(groups, kGiB, KVCacheLayout::LBNHC); });
+  EXPECT_NE(message.find("KV cache bytes per block (page bytes x layer slots)"), std::string::npos)
+      << message;
+}
+
+TEST(KVCachePlannerTest, MoreBlocksThanInt32IdsNameCacheMemory) {
+  const auto groups = get_kv_cache_groups({{"layer0", full32k()}, {"layer1", full32k()}});
+  const std::string message = error_of(
+      [&] { get_kv_cache_config_from_groups(groups, ~std::uint64_t{0}, KVCacheLayout::LBNHC); });
+  EXPECT_NE(message.find("cache.memory: "), std::string::npos) << message;
+  EXPECT_NE(message.find("more than the 2147483647 block ids of int32 block tables"),
+            std::string::npos)
+      << message;
+  // The largest budget the message suggests is accepted: exactly 2^31 - 1 blocks.
+  const std::uint64_t largest = 2147483647ull * 64 * kKiB;
+  EXPECT_EQ(get_kv_cache_config_from_groups(groups, largest, KVCacheLayout::LBNHC).num_blocks,
+            2147483647);
+}
+
+TEST(KVCachePlannerTest, BackingPastInt64OffsetsNamesCacheMemory) {
+  // 2^33-byte pages: 2^64 - 1 bytes hold 2^31 - 1 blocks (int32 ids), ~2^64 bytes in all.
+  const KVCacheSpec big = KVCacheSpec::full(1 << 12, 1 << 10, 1 << 9, DType::bf16);
+  ASSERT_EQ(big.page_size_bytes(), std::int64_t{1} << 33);
+  const std::string message = error_of([&] {
+    get_kv_cache_config_from_groups({{{"a"}, big}}, ~std::uint64_t{0}, KVCacheLayout::LBNHC);
+  });
+  EXPECT_NE(message.find("cache.memory: 2147483647 blocks"), std::string::npos) << message;
+  EXPECT_NE(message.find("past the int64 byte offsets"), std::string::npos) << message;
+}
+
+TEST(KVCachePlannerTest, EmptyHandBuiltPageIsRefusedNotDividedBy) {
+  KVCacheSpec empty = full32k();
+  empty.num_kv_heads = 0;
+  const std::string message = error_of([&] {
+    get_kv_cache_config_from_groups({{{"a"}, empty}}, kGiB, KVCacheLayout::LBNHC);
+  });
+  EXPECT_NE(message.find("has an empty page"), std::string::npos) << message;
+  // Grouping with a larger page divides by it, too.
+  EXPECT_NE(error_of([&] {
+              get_kv_cache_groups({{"a", empty}, {"b", full32k()}});
+            }).find("layer a has an empty KV cache page"),
+            std::string::npos);
+}
+
+// 100 000 layers with 100 000 distinct specs: bucketing by spec stays linear.
+TEST(KVCachePlannerTest, AsManySpecsAsLayersGroupQuickly) {
+  LayerSpecs specs;
+  for (int i = 0; i < 100000; ++i) {
+    specs.emplace_back(name(i), KVCacheSpec::sliding(16, 8, 64, DType::bf16, i + 1));
+  }
+  const auto groups = get_kv_cache_groups(specs);
+  ASSERT_EQ(groups.size(), 100000u);
+  EXPECT_EQ(groups[99999].layer_names, names({99999}));
+  EXPECT_EQ(groups[99999].kv_cache_spec.sliding_window, 100000);
+}
+
 }  // namespace
 }  // namespace attnrt

@@ -198,5 +198,43 @@ TEST(KVCacheSpecTest, FactoriesRejectNonPositiveSizes) {
             "mla KV cache spec: head_size must be positive, got 0");
 }
 
+// --- Sizes past 64 bits: refused with the quantity named, never wrapped ------------------------
+
+TEST(KVCacheSpecTest, PagePastSixtyFourBitsIsRefusedAtConstruction) {
+  // 2^20 heads × 2^20 tokens × (2^20 + 2^20) entries × 4 bytes = 2^63 bytes.
+  const std::string message =
+      error_of([] { KVCacheSpec::full(1 << 20, 1 << 20, 1 << 20, DType::f32); });
+  EXPECT_NE(message.find("KV cache page bytes"), std::string::npos) << message;
+  // One step below fits: 2^62 bytes.
+  EXPECT_EQ(KVCacheSpec::full(1 << 20, 1 << 20, 1 << 20, DType::bf16).page_size_bytes(),
+            std::int64_t{1} << 62);
+}
+
+TEST(KVCacheSpecTest, PerRequestBytesPastSixtyFourBitsAreRefused) {
+  // A 2^52-byte page times cdiv(2^31 - 1, 2^10) = 2^21 blocks per request.
+  const KVCacheSpec spec = KVCacheSpec::full(1 << 10, 1 << 20, 1 << 20, DType::bf16);
+  EngineConfig config = memory_config();
+  config.model.max_model_len = 2147483647;
+  const std::string message = error_of([&] { spec.max_memory_usage_bytes(config); });
+  EXPECT_NE(message.find("KV cache bytes per request"), std::string::npos) << message;
+}
+
+TEST(KVCacheSpecTest, HandBuiltZeroBlockSizeIsAnErrorNotADivisionByZero) {
+  KVCacheSpec spec = KVCacheSpec::full(16, 8, 64, DType::bf16);
+  spec.block_size = 0;
+  EXPECT_EQ(error_of([&] { spec.max_num_blocks_per_req(4096); }),
+            "KV cache spec: block size 0 must be positive");
+  EXPECT_EQ(error_of([&] { spec.max_memory_usage_bytes(memory_config()); }),
+            "KV cache spec: block size 0 must be positive");
+}
+
+TEST(KVCacheSpecTest, SpecsHashAlikeWhenEqual) {
+  const KVCacheSpecHash hash;
+  EXPECT_EQ(hash(KVCacheSpec::full(16, 8, 64, DType::bf16)),
+            hash(KVCacheSpec::full(16, 8, 64, DType::bf16, 64)));
+  EXPECT_NE(hash(KVCacheSpec::sliding(16, 8, 64, DType::bf16, 1024)),
+            hash(KVCacheSpec::sliding(16, 8, 64, DType::bf16, 1025)));
+}
+
 }  // namespace
 }  // namespace attnrt

@@ -98,6 +98,23 @@ TEST(KernelBlockGeometryTest, ExpandRejectsAWrongOutputSize) {
   EXPECT_THROW(geometry.expand_block_ids(ids, out), Error);
 }
 
+TEST(KernelBlockGeometryTest, ExpandRefusesIdsPastInt32AndSixtyFourBits) {
+  const KernelBlockGeometry spaced{16, 8, 2, std::int64_t{1} << 40};
+  std::vector<std::int32_t> out(2);
+  const auto expand = [&](std::int32_t id) {
+    const std::vector<std::int32_t> ids = {id};
+    return error_of([&] { spaced.expand_block_ids(ids, out); });
+  };
+  EXPECT_NE(expand(3).find("does not fit a 32-bit block table"), std::string::npos);
+  EXPECT_NE(expand(1 << 30).find("does not fit in 64 bits"), std::string::npos);
+  EXPECT_NE(expand(-1).find("kernel block id"), std::string::npos);
+  EXPECT_EQ(spaced.num_kernel_blocks(1), 2);
+  EXPECT_NE(error_of([&] {
+              spaced.num_kernel_blocks(std::int64_t{1} << 30);
+            }).find("kernel blocks of the KV cache view"),
+            std::string::npos);
+}
+
 TEST(KernelBlockGeometryTest, GeometryOfEachPlacement) {
   const KVCacheSpec spec = KVCacheSpec::full(16, 1, 2, DType::f32);  // page 256 bytes
   for (KVCacheLayout layout : kAllLayouts) {
@@ -187,6 +204,23 @@ TEST(KVCacheViewsTest, FixedBlockStrideView) {
   const KVCacheAllocation cache = allocate_kv_cache(config, Device::cpu());
   EXPECT_EQ(offset_in_backing(cache.views.at("layer1").select(1, 1).select(0, 2)),
             6 * s + 3 * s + 2 * s);
+}
+
+// Tensors built by hand whose strides pass 64 bits (a backing that claims 2^64 - 1 bytes, so the
+// end-of-backing check cannot catch them) are refused before anything is allocated.
+TEST(KVCacheViewsTest, StridesPastSixtyFourBitsAreRefusedBeforeAllocating) {
+  const KVCacheSpec spec = KVCacheSpec::full(16, 2, 2, DType::f32);
+  KVCacheConfig config = one_group_config(spec, 3, 5, KVCacheLayout::LBNHC);
+  config.kv_cache_tensors[0].size = ~std::uint64_t{0};
+  config.kv_cache_tensors[0].layer_stride = std::int64_t{1} << 62;  // 5 layers span 5 × 2^62
+  const std::string layers = error_of([&] { allocate_kv_cache(config, Device::cpu()); });
+  EXPECT_NE(layers.find("KV cache byte stride"), std::string::npos) << layers;
+
+  config = one_group_config(spec, 5, 1, KVCacheLayout::LBNHC);
+  config.kv_cache_tensors[0].size = ~std::uint64_t{0};
+  config.kv_cache_tensors[0].block_stride = std::int64_t{1} << 62;  // 5 blocks span 2^64 + ...
+  const std::string stride = error_of([&] { allocate_kv_cache(config, Device::cpu()); });
+  EXPECT_NE(stride.find("KV cache byte stride"), std::string::npos) << stride;
 }
 
 TEST(KVCacheViewsTest, SpacedKernelIdsAddressTheRightPages) {

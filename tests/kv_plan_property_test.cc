@@ -192,5 +192,67 @@ TEST(KVPlanProperty, RandomStacksKeepTheMemoryContract) {
   EXPECT_GT(rejected_split, 0);
 }
 
+// --- Hostile configs built by hand (no validate_config): an Error naming the culprit ------------
+
+EngineConfig one_layer_config(int num_kv_heads, int head_size, int block_size, DType dtype,
+                              int num_layers = 1) {
+  EngineConfig config;
+  for (int i = 0; i < num_layers; ++i) {
+    LayerConfig layer;
+    layer.name = "layers." + std::to_string(i);
+    layer.num_heads = num_kv_heads;
+    layer.num_kv_heads = num_kv_heads;
+    layer.head_size = head_size;
+    config.model.layers.push_back(layer);
+  }
+  config.cache.block_size = block_size;
+  config.cache.dtype = dtype;
+  return config;
+}
+
+std::string plan_error(const EngineConfig& config) {
+  try {
+    plan_kv_cache(config);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(KVPlanHostile, HugeLayersAreRefusedNotDividedByZero) {
+  // 2^20 KV heads × 2^20 head size × 2^20-token blocks: a 2^62-byte bf16 page (2^63 in f32).
+  const std::string f32 = plan_error(one_layer_config(1 << 20, 1 << 20, 1 << 20, DType::f32));
+  EXPECT_NE(f32.find("layer layers.0: KV cache page bytes"), std::string::npos) << f32;
+  const std::string bf16 =
+      plan_error(one_layer_config(1 << 20, 1 << 20, 1 << 20, DType::bf16, /*num_layers=*/4));
+  EXPECT_NE(bf16.find("KV cache bytes per block"), std::string::npos) << bf16;
+  const std::string one_layer =
+      plan_error(one_layer_config(1 << 20, 1 << 20, 1 << 20, DType::bf16));
+  EXPECT_NE(one_layer.find("holds no KV cache block"), std::string::npos) << one_layer;
+}
+
+TEST(KVPlanHostile, MemoryOfTwoToTheSixtyFourIsRefusedNamingCacheMemory) {
+  EngineConfig config = one_layer_config(8, 64, 16, DType::bf16);
+  config.cache.memory = ~std::uint64_t{0};
+  const std::string message = plan_error(config);
+  EXPECT_EQ(message.rfind("cache.memory: ", 0), 0u) << message;
+  EXPECT_NE(message.find("int32 block tables"), std::string::npos) << message;
+}
+
+// 100 000 layers, every second one sharing the previous one's cache: the plan walks each layer a
+// constant number of times (a layer-name scan per layer took 25 s here).
+TEST(KVPlanHostile, AHundredThousandLayersWithSharingPlanInLinearTime) {
+  EngineConfig config = one_layer_config(8, 64, 16, DType::bf16, 100000);
+  for (int i = 1; i < 100000; i += 2) {
+    config.model.layers[i].kv_sharing_target = config.model.layers[i - 1].name;
+  }
+  config.cache.memory = std::uint64_t{64} << 30;
+  const KVCachePlan plan = plan_kv_cache(config);
+  ASSERT_EQ(plan.kv_cache_config.kv_cache_groups.size(), 1u);
+  EXPECT_EQ(plan.kv_cache_config.kv_cache_groups[0].layer_names.size(), 100000u);
+  EXPECT_EQ(plan.views.size(), 50000u);
+  EXPECT_EQ(plan.kv_cache_config.num_blocks, 41);  // 64 GiB / (50 000 × 32 KiB)
+}
+
 }  // namespace
 }  // namespace attnrt

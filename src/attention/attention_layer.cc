@@ -1,5 +1,9 @@
 #include "attnrt/attention/attention_layer.h"
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
 #include "attnrt/core/error.h"
 
 namespace attnrt {
@@ -27,7 +31,47 @@ int kv_heads_per_rank(const LayerConfig& layer, int tp) {
   return 1;
 }
 
+std::string layout_names(const std::vector<KVCacheLayout>& layouts) {
+  std::vector<std::string_view> names;
+  for (const KVCacheLayout layout : layouts) names.push_back(layout_name(layout));
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
 }  // namespace
+
+void check_backend_serves_layer(const AttentionLayer& layer, const AttentionBackend& backend) {
+  if (!backend.supports_spec_kind(spec_kind_of(layer.type()))) {
+    fail(
+        "layer {}: backend {} does not serve {} attention; choose a backend that does",
+        layer.name(), backend.name(), attention_type_name(layer.type()));
+  }
+  // MLA's value width is part of the latent, but the kernels size their tiles by it too.
+  for (const int head_size : {layer.head_size(), layer.head_size_v()}) {
+    if (head_size <= 0 || backend.supports_head_size(head_size)) continue;
+    fail(
+        "layer {}: backend {} cannot run head size {} (head_size {}, head_size_v {}); choose a "
+        "backend whose kernels take it",
+        layer.name(), backend.name(), head_size, layer.head_size(), layer.head_size_v());
+  }
+}
+
+void check_backend_layout(const AttentionLayer& layer, const AttentionBackend& backend,
+                          KVCacheLayout layout, std::span<const BackendProfileConfig> profiles) {
+  const std::vector<KVCacheLayout> layouts = backend.supported_kv_cache_layouts();
+  if (layouts.empty() || std::ranges::find(layouts, layout) != layouts.end()) return;
+  const auto profile = std::ranges::find(profiles, backend.name(), &BackendProfileConfig::name);
+  if (profile != profiles.end()) {
+    fail(
+        "layer {}: backends[{}].kv_cache_layouts of profile {} ({}) excludes cache.layout {}; "
+        "add {} to it, choose a cache.layout it lists, or give the layer another backend",
+        layer.name(), profile - profiles.begin(), backend.name(), layout_names(layouts),
+        layout_name(layout), layout_name(layout));
+  }
+  fail(
+      "layer {}: backend {} reads KV caches in the layouts {} only, but cache.layout is {}; "
+      "choose one of them as cache.layout, or give the layer another backend",
+      layer.name(), backend.name(), layout_names(layouts), layout_name(layout));
+}
 
 AttentionLayer::AttentionLayer(const LayerConfig& layer, int tensor_parallel_size)
     : config_(layer) {
@@ -64,6 +108,14 @@ const AttentionBackendPtr& AttentionLayer::get_attn_backend() const {
 
 std::optional<KVCacheSpec> AttentionLayer::get_kv_cache_spec(const CacheConfig& cache) const {
   if (shares_kv()) return std::nullopt;  // reads the target's cache
+  try {
+    return make_kv_cache_spec(cache);
+  } catch (const Error& error) {
+    fail("layer {}: {}", name(), error.what());  // the spec cannot name the layer itself
+  }
+}
+
+std::optional<KVCacheSpec> AttentionLayer::make_kv_cache_spec(const CacheConfig& cache) const {
   const int block = cache.block_size;
   const int kv = config_.num_kv_heads;
   const int hs = config_.head_size;

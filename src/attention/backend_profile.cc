@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "attnrt/attention/cg_support.h"
 #include "attnrt/core/error.h"
 #include "attnrt/kv/kv_cache_layout.h"
 
@@ -26,7 +27,7 @@ class ProfileMetadataBuilder : public AttentionMetadataBuilder {
   std::optional<int> get_varlen_cudagraph_max_query_len(const EngineConfig& config,
                                                         const KVCacheSpec&) const override {
     if (profile_.varlen_bound_is_decode_query_len) {
-      return 1 + config.speculative.num_speculative_tokens;
+      return max_decode_query_len(config.speculative);
     }
     return profile_.varlen_cudagraph_max_query_len;
   }
@@ -92,6 +93,10 @@ ProfileBackend::ProfileBackend(BackendProfileConfig profile, AttentionBackendPtr
 bool ProfileBackend::supports_spec_kind(KVSpecKind kind) const {
   if (profile_.spec_kinds.empty()) return true;
   return std::ranges::find(profile_.spec_kinds, spec_kind_name(kind)) != profile_.spec_kinds.end();
+}
+
+bool ProfileBackend::supports_head_size(int head_size) const {
+  return kernel_ == nullptr || kernel_->supports_head_size(head_size);
 }
 
 std::vector<KernelBlockSize> ProfileBackend::get_supported_kernel_block_sizes(

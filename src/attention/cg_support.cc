@@ -1,7 +1,9 @@
 #include "attnrt/attention/cg_support.h"
 
 #include <array>
+#include <cstdint>
 
+#include "attnrt/core/checked_math.h"
 #include "attnrt/core/error.h"
 
 namespace attnrt {
@@ -28,6 +30,16 @@ AttentionCGSupport parse_cg_support(std::string_view name) {
       "unknown CUDA-graph support level \"{}\"; expected one of NEVER, "
       "UNIFORM_SINGLE_TOKEN_DECODE, UNIFORM_BATCH, ALWAYS",
       name);
+}
+
+int max_decode_query_len(const SpeculativeConfig& speculative) {
+  const int drafts = speculative.num_speculative_tokens;
+  if (drafts < 0) {
+    fail("speculative.num_speculative_tokens: must not be negative (got {}); use 0 for no drafts",
+         drafts);
+  }
+  constexpr std::string_view what = "decode query length (1 + speculative.num_speculative_tokens)";
+  return checked_cast<int>(checked_add(1, static_cast<std::uint64_t>(drafts), what), what);
 }
 
 }  // namespace attnrt

@@ -1,5 +1,7 @@
 #include "attnrt/attention/forward_context.h"
 
+#include <set>
+
 #include "attnrt/core/error.h"
 
 namespace attnrt {
@@ -7,15 +9,21 @@ namespace attnrt {
 ForwardContext ForwardContext::from_config(const EngineConfig& config,
                                            const BackendRegistry* registry) {
   ForwardContext context;
-  for (const LayerConfig& layer_config : config.model.layers) {
-    AttentionLayer layer(layer_config, config.parallel.tensor_parallel_size);
+  context.reserve(config.model.layers.size());
+  std::set<const AttentionBackend*> layout_checked;  // the layout check depends on the backend
+  const std::vector<LayerConfig>& layers = config.model.layers;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    AttentionLayer layer(layers[i], config.parallel.tensor_parallel_size);
     if (registry != nullptr) {
-      AttentionBackendPtr backend = registry->resolve(layer_config.backend);
-      if (!backend->supports_spec_kind(spec_kind_of(layer.type()))) {
-        fail(
-            "layer {}: backend {} does not serve {} attention; choose a backend that does in "
-            "model.layers[].backend",
-            layer.name(), backend->name(), attention_type_name(layer.type()));
+      AttentionBackendPtr backend = registry->resolve(layers[i].backend);
+      try {
+        check_backend_serves_layer(layer, *backend);
+      } catch (const Error& error) {
+        fail("model.layers[{}].backend: {}", i, error.what());  // the culprit, as the config has it
+      }
+      if (layout_checked.insert(backend.get()).second) {
+        check_backend_layout(layer, *backend, parse_kv_cache_layout(config.cache.layout),
+                             config.backends);
       }
       layer.set_attn_backend(std::move(backend));
     }
@@ -31,6 +39,11 @@ void ForwardContext::add(AttentionLayer layer) {
   }
   index_.emplace(layer.name(), layers_.size());
   layers_.push_back(std::move(layer));
+}
+
+void ForwardContext::reserve(std::size_t num_layers) {
+  layers_.reserve(num_layers);
+  index_.reserve(num_layers);
 }
 
 AttentionLayer* ForwardContext::find(std::string_view name) {

@@ -23,7 +23,8 @@ void check_logits_fields(const CommonAttentionMetadata& common,
     fail("fast prefill: num_logits_indices {} exceeds the {} padded logits indices", num_logits,
          common.logits_indices_padded.size());
   }
-  if (query_start_loc_out.size() < static_cast<std::size_t>(common.num_reqs) + 1 ||
+  if (common.num_reqs < 0 ||
+      query_start_loc_out.size() < static_cast<std::size_t>(common.num_reqs) + 1 ||
       common.query_start_loc_cpu.size() < static_cast<std::size_t>(common.num_reqs) + 1) {
     fail(
         "fast prefill: query_start_loc of {} requests needs {} entries, got {} (input) and {} "

@@ -120,8 +120,10 @@ void validate_profile(const BackendProfileConfig& profile, const std::string& pa
         path);
   }
   for (std::size_t i = 0; i < profile.kernel_block_sizes.size(); ++i) {
-    require_range(profile.kernel_block_sizes[i].value, 1, limits::kMaxBlockSize,
-                  fmt::format("{}.kernel_block_sizes[{}]", path, i));
+    const KernelBlockSizeEntry& entry = profile.kernel_block_sizes[i];
+    require_range(entry.value, 1, limits::kMaxBlockSize,
+                  fmt::format("{}.kernel_block_sizes[{}]{}", path, i,
+                              entry.multiple_of ? ".multiple_of" : ""));
   }
   for (std::size_t i = 0; i < profile.kv_cache_layouts.size(); ++i) {
     require_name(profile.kv_cache_layouts[i], fmt::format("{}.kv_cache_layouts[{}]", path, i),

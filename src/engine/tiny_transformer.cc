@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "attnrt/core/checked_math.h"
 #include "attnrt/core/error.h"
 
 namespace attnrt {
@@ -44,9 +45,10 @@ TinyTransformer::TinyTransformer(const EngineConfig& config, const ForwardContex
   check_layers();
   describe_layers();
   set_fast_prefill_layers(options.fast_prefill_layers);
+  max_num_logits_ = max_logits_rows(config, max_num_tokens_);
+  check_step_buffer_bytes();
   generate_weights();
 
-  max_num_logits_ = max_logits_rows(config, max_num_tokens_);
   const auto tokens = static_cast<std::size_t>(max_num_tokens_);
   acts_ = make_activations(max_num_tokens_);
   hidden_.assign(tokens * hidden_size_, 0.f);
@@ -149,6 +151,34 @@ void TinyTransformer::set_fast_prefill_layers(const std::set<std::string>& names
     }
   }
   if (!indices.empty()) first_fast_prefill_layer_ = indices.front();
+}
+
+// The floats the constructor allocates per token row and per logits row, in checked arithmetic.
+void TinyTransformer::check_step_buffer_bytes() const {
+  std::uint64_t widest_qkv = 0;
+  std::uint64_t widest_output = 0;
+  for (const Layer& layer : layers_) {
+    widest_qkv = std::max<std::uint64_t>(
+        widest_qkv, std::uint64_t{0} + layer.query_width + layer.key_width + layer.value_width);
+    widest_output = std::max<std::uint64_t>(widest_output, layer.output_width);
+  }
+  const std::uint64_t hidden = hidden_size_;
+  const std::uint64_t intermediate = intermediate_size();
+  const std::string_view what = "the built-in transformer's step buffers";
+  const std::uint64_t per_token = 3 * hidden + widest_qkv + widest_output + 3 * intermediate + 1;
+  const std::uint64_t per_logit = hidden + static_cast<std::uint64_t>(vocab_size_);
+  const std::uint64_t floats =
+      checked_add(checked_mul(static_cast<std::uint64_t>(max_num_tokens_), per_token, what),
+                  checked_mul(static_cast<std::uint64_t>(max_num_logits_), per_logit, what), what);
+  const std::uint64_t bytes = checked_mul(floats, sizeof(float), what);
+  if (bytes > options_.max_step_buffer_bytes) {
+    fail(
+        "scheduler.max_num_batched_tokens: {} tokens of hidden_size {} (and {} logits rows of "
+        "vocab_size {}) need {} MiB of step buffers in the built-in transformer (limit {} MiB); "
+        "lower scheduler.max_num_batched_tokens or max_num_seqs",
+        max_num_tokens_, hidden_size_, max_num_logits_, vocab_size_, bytes >> 20,
+        options_.max_step_buffer_bytes >> 20);
+  }
 }
 
 DecoderActivations TinyTransformer::make_activations(int capacity) const {

@@ -6,6 +6,7 @@
 
 #include <limits>
 
+#include "attnrt/core/checked_math.h"
 #include "attnrt/core/error.h"
 
 namespace attnrt {
@@ -17,7 +18,11 @@ KernelBlockGeometry KernelBlockGeometry::unsplit(int block_size) {
 std::int64_t KernelBlockGeometry::num_kernel_blocks(std::int64_t num_manager_blocks) const {
   if (num_manager_blocks <= 0) return 0;
   // The last manager block needs only its `ratio` kernel blocks, not a full row of slots.
-  return (num_manager_blocks - 1) * slots_per_block + ratio;
+  constexpr std::string_view what = "kernel blocks of the KV cache view";
+  return checked_cast<std::int64_t>(
+      checked_add(checked_product(what, num_manager_blocks - 1, slots_per_block),
+                  static_cast<std::uint64_t>(ratio), what),
+      what);
 }
 
 std::int64_t KernelBlockGeometry::map_to_kernel_slot(std::int64_t manager_slot) const {
@@ -45,8 +50,12 @@ void KernelBlockGeometry::expand_block_ids(std::span<const std::int32_t> manager
   std::size_t next = 0;
   for (const std::int32_t manager_id : manager_ids) {
     for (int j = 0; j < ratio; ++j) {
-      const std::int64_t kernel_id = kernel_block_id(manager_id, j);
-      if (kernel_id > std::numeric_limits<std::int32_t>::max()) {
+      // A hand-made slot stride times an id may pass 64 bits before the int32 check; a negative
+      // id, read as unsigned, fails one of the two.
+      constexpr std::string_view what = "kernel block id (manager id x slots per block + j)";
+      const std::uint64_t kernel_id = checked_add(
+          checked_product(what, manager_id, slots_per_block), static_cast<std::uint64_t>(j), what);
+      if (kernel_id > static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max())) {
         fail("kernel block id {} of manager block {} does not fit a 32-bit block table", kernel_id,
              manager_id);
       }

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 
+#include "attnrt/core/checked_math.h"
 #include "attnrt/core/error.h"
 #include "attnrt/kv/kv_cache_planner.h"
 #include "byte_text.h"
@@ -38,6 +40,7 @@ LayerSpecs unify_page_sizes(LayerSpecs specs) {
   for (auto& [layer, spec] : specs) {
     const std::int64_t page = spec.page_size_bytes();
     if (page == max_page) continue;
+    if (page <= 0) fail("layer {} has an empty KV cache page ({})", layer, spec.describe());
     if (max_page % page != 0) {
       fail(
           "cannot unify page sizes: layer {} has a {} page ({}), which does not divide the {} "
@@ -51,8 +54,11 @@ LayerSpecs unify_page_sizes(LayerSpecs specs) {
           layer, format_bytes(page), spec.describe(), format_bytes(max_page), largest_layer,
           max_page);
     }
-    const std::int64_t block_size = spec.block_size * (max_page / page);
-    if (block_size > std::numeric_limits<int>::max()) {
+    // The product may pass 64 bits before the int check, so it is done in checked steps.
+    const std::uint64_t block_size =
+        checked_mul(static_cast<std::uint64_t>(spec.block_size),
+                    static_cast<std::uint64_t>(max_page / page), "unified block size");
+    if (block_size > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
       fail("cannot unify page sizes: layer {} would need a block of {} tokens", layer, block_size);
     }
     KVCacheSpec grown = spec.with_block_size(static_cast<int>(block_size));
@@ -68,14 +74,15 @@ LayerSpecs unify_page_sizes(LayerSpecs specs) {
   return specs;
 }
 
-// Layers bucketed by identical spec, buckets in first-seen order.
+// Layers bucketed by identical spec, buckets in first-seen order. A hash map finds a layer's
+// bucket, since a model may hold as many distinct specs as layers.
 std::vector<Bucket> bucket_by_spec(const LayerSpecs& specs) {
   std::vector<Bucket> buckets;
+  std::unordered_map<KVCacheSpec, std::size_t, KVCacheSpecHash> bucket_of_spec;
   for (const auto& [layer, spec] : specs) {
-    auto it = std::find_if(buckets.begin(), buckets.end(),
-                           [&](const Bucket& bucket) { return bucket.spec == spec; });
-    if (it == buckets.end()) it = buckets.insert(buckets.end(), Bucket{spec, {}});
-    it->layers.push_back(layer);
+    const auto [it, added] = bucket_of_spec.try_emplace(spec, buckets.size());
+    if (added) buckets.push_back(Bucket{spec, {}});
+    buckets[it->second].layers.push_back(layer);
   }
   return buckets;
 }

@@ -5,7 +5,9 @@
 #include "attnrt/kv/kv_cache_planner.h"
 
 #include <algorithm>
+#include <limits>
 
+#include "attnrt/core/checked_math.h"
 #include "attnrt/core/error.h"
 #include "attnrt/kv/kv_cache_views.h"
 #include "byte_text.h"
@@ -14,6 +16,16 @@ namespace attnrt {
 namespace {
 
 using detail::format_bytes;
+
+// A zero page would divide the budget by zero; only a spec built field by field can have one.
+std::int64_t positive_page_size(const KVCacheSpec& spec) {
+  const std::int64_t page = spec.page_size_bytes();
+  if (page <= 0) {
+    fail("KV cache spec {} has an empty page; its head slots, states and entries must be positive",
+         spec.describe());
+  }
+  return page;
+}
 
 // The page size every group shares (get_kv_cache_groups unified them).
 std::int64_t common_page_size(const std::vector<KVCacheGroupSpec>& groups) {
@@ -27,13 +39,34 @@ std::int64_t common_page_size(const std::vector<KVCacheGroupSpec>& groups) {
           first.describe(), id, spec.describe());
     }
   }
-  return first.page_size_bytes();
+  return positive_page_size(first);
 }
 
 int max_layers_per_group(const std::vector<KVCacheGroupSpec>& groups) {
   std::size_t most = 0;
   for (const auto& group : groups) most = std::max(most, group.layer_names.size());
-  return static_cast<int>(most);
+  return checked_cast<int>(most, "layers of one KV cache group");
+}
+
+// Block ids are int32 in block tables and slot mappings, and view offsets are int64 bytes: the
+// blocks the budget holds must fit both.
+void check_budget_fits(std::uint64_t available_memory, std::uint64_t block_bytes) {
+  constexpr std::uint64_t kMaxBlocks = std::numeric_limits<std::int32_t>::max();
+  constexpr std::uint64_t kMaxBytes = std::numeric_limits<std::int64_t>::max();
+  const std::uint64_t num_blocks = available_memory / block_bytes;
+  if (num_blocks > kMaxBlocks) {
+    fail(
+        "cache.memory: {} holds {} KV cache blocks of {}, more than the {} block ids of int32 "
+        "block tables; lower cache.memory to at most {} bytes or raise cache.block_size",
+        format_bytes(available_memory), num_blocks, format_bytes(block_bytes), kMaxBlocks,
+        kMaxBlocks * block_bytes);  // num_blocks > kMaxBlocks: this product is below the budget
+  }
+  if (num_blocks * block_bytes > kMaxBytes) {
+    fail(
+        "cache.memory: {} blocks of {} make a {}-byte KV cache, past the int64 byte offsets of "
+        "its views; lower cache.memory below {} bytes",
+        num_blocks, format_bytes(block_bytes), num_blocks * block_bytes, kMaxBytes);
+  }
 }
 
 }  // namespace
@@ -54,7 +87,10 @@ KVCacheConfig get_kv_cache_config_from_groups(std::vector<KVCacheGroupSpec> grou
   if (layer_slots == 0) {
     fail("KV cache groups hold no layers; pass no groups when no layer owns a KV cache");
   }
-  const std::uint64_t block_bytes = static_cast<std::uint64_t>(page) * layer_slots;
+  const std::uint64_t block_bytes =
+      checked_mul(static_cast<std::uint64_t>(page), static_cast<std::uint64_t>(layer_slots),
+                  "KV cache bytes per block (page bytes x layer slots)");
+  check_budget_fits(available_memory, block_bytes);
   const auto num_blocks = static_cast<std::int64_t>(available_memory / block_bytes);
   if (num_blocks == 0) {
     fail(
@@ -70,7 +106,7 @@ KVCacheConfig get_kv_cache_config_from_groups(std::vector<KVCacheGroupSpec> grou
     const auto strides =
         compute_layout_strides(group.kv_cache_spec, num_blocks, layer_slots, layout);
     KVCacheTensor tensor;
-    tensor.size = block_bytes * static_cast<std::uint64_t>(num_blocks);
+    tensor.size = block_bytes * static_cast<std::uint64_t>(num_blocks);  // ≤ available_memory
     tensor.layers = group.layer_names;
     tensor.layer_stride = strides[kv_axis::L];
     tensor.block_stride = strides[kv_axis::B];
@@ -87,13 +123,16 @@ KVCacheConfig get_kv_cache_config_from_groups(std::vector<KVCacheGroupSpec> grou
 double max_concurrency(const KVCacheConfig& kv_cache_config, const EngineConfig& config) {
   const auto& groups = kv_cache_config.kv_cache_groups;
   if (groups.empty()) return 0.0;
-  std::int64_t bytes_per_request = 0;
+  // Blocks, not bytes, are summed: a page is at least one byte, so the sum stays below
+  // groups × max_model_len where a sum of bytes could pass 64 bits.
+  const std::int64_t page = positive_page_size(groups.front().kv_cache_spec);
+  std::uint64_t blocks_per_request = 0;
   for (const auto& group : groups) {
-    bytes_per_request += group.kv_cache_spec.max_memory_usage_bytes(config);
+    const std::int64_t bytes = group.kv_cache_spec.max_memory_usage_bytes(config);
+    const auto blocks = static_cast<std::uint64_t>(bytes / page + (bytes % page != 0 ? 1 : 0));
+    blocks_per_request = checked_add(blocks_per_request, blocks, "KV cache blocks per request");
   }
-  const std::int64_t page = groups.front().kv_cache_spec.page_size_bytes();
-  const std::int64_t blocks_per_request =
-      std::max<std::int64_t>(1, (bytes_per_request + page - 1) / page);
+  blocks_per_request = std::max<std::uint64_t>(1, blocks_per_request);
   return static_cast<double>(kv_cache_config.num_blocks) / static_cast<double>(blocks_per_request);
 }
 

@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
+#include "attnrt/core/checked_math.h"
 #include "attnrt/core/error.h"
 #include "byte_text.h"
 
@@ -14,7 +16,14 @@ namespace attnrt {
 namespace {
 
 std::int64_t cdiv(std::int64_t a, std::int64_t b) {
+  if (b <= 0) fail("KV cache spec: block size {} must be positive", b);  // never divide by 0
   return (a + b - 1) / b;
+}
+
+// Page and memory sizes are products of config values: any of them may not fit 64 bits.
+template <typename... Factors>
+std::int64_t checked_bytes(std::string_view what, Factors... factors) {
+  return checked_cast<std::int64_t>(checked_product(what, factors...), what);
 }
 
 void require_positive(int value, std::string_view what, KVSpecKind kind) {
@@ -36,6 +45,7 @@ KVCacheSpec attention_spec(KVSpecKind kind, int block_size, int num_kv_heads, in
   spec.head_size = head_size;
   spec.head_size_v = head_size_v < 0 ? head_size : head_size_v;
   spec.dtype = dtype;
+  (void)spec.real_page_size_bytes();  // refuses a page that does not fit 64 bits, now
   return spec;
 }
 
@@ -87,7 +97,12 @@ KVCacheSpec KVCacheSpec::mla(int block_size, int head_size, DType dtype, int ali
   KVCacheSpec spec = attention_spec(KVSpecKind::mla, block_size, 1, head_size, dtype, 0);
   if (alignment < 0) fail("mla KV cache spec: alignment must be >= 0, got {}", alignment);
   const std::int64_t real = spec.real_page_size_bytes();
-  const std::int64_t aligned = alignment > 0 ? cdiv(real, alignment) * alignment : real;
+  std::int64_t aligned = real;
+  if (alignment > 0) {
+    const std::int64_t units = real / alignment + (real % alignment != 0 ? 1 : 0);
+    aligned =
+        checked_bytes("mla KV cache page bytes rounded up to the alignment", units, alignment);
+  }
   // Padded only when the rounding changes the size, so equal pages give equal specs.
   if (aligned != real) spec.page_size_padded = aligned;
   return spec;
@@ -107,12 +122,16 @@ int KVCacheSpec::num_kernel_states(int tokens) const {
 
 std::int64_t KVCacheSpec::state_content_size_bytes() const {
   if (state_content_bytes > 0) return state_content_bytes;
-  return static_cast<std::int64_t>(head_size + head_size_v) *
-         static_cast<std::int64_t>(dtype_size(dtype));
+  const std::int64_t entries = static_cast<std::int64_t>(head_size) + head_size_v;
+  return checked_bytes("KV cache state bytes ((head_size + head_size_v) x dtype bytes)", entries,
+                       dtype_size(dtype));
 }
 
 std::int64_t KVCacheSpec::real_page_size_bytes() const {
-  return static_cast<std::int64_t>(num_heads()) * num_states() * state_content_size_bytes();
+  return checked_bytes(
+      "KV cache page bytes (head slots x states per block x (head_size + head_size_v) x dtype "
+      "bytes)",
+      num_heads(), num_states(), state_content_size_bytes());
 }
 
 std::int64_t KVCacheSpec::page_size_bytes() const {
@@ -130,21 +149,22 @@ std::int64_t KVCacheSpec::max_memory_usage_bytes(const EngineConfig& config) con
   const std::int64_t page = page_size_bytes();
   const std::int64_t max_model_len = config.model.max_model_len;
   const std::int64_t in_flight = config.scheduler.max_num_batched_tokens;
+  constexpr std::string_view what = "KV cache bytes per request (blocks x page bytes)";
   switch (kind) {
     case KVSpecKind::full:
     case KVSpecKind::mla:
-      return cdiv(max_model_len, block_size) * page;
+      return checked_bytes(what, cdiv(max_model_len, block_size), page);
     case KVSpecKind::sliding_window: {
       // The window plus this step's tokens, and one more block as the window slides across.
       const std::int64_t tokens = std::min(sliding_window - 1 + in_flight, max_model_len);
-      return (cdiv(tokens, block_size) + 1) * page;
+      return checked_bytes(what, cdiv(tokens, block_size) + 1, page);
     }
     case KVSpecKind::chunked_local: {
       const std::int64_t tokens = std::min(attention_chunk_size + in_flight, max_model_len);
-      return cdiv(tokens, block_size) * page;
+      return checked_bytes(what, cdiv(tokens, block_size), page);
     }
     case KVSpecKind::cross:
-      return cdiv(config.model.max_encoder_len, block_size) * page;
+      return checked_bytes(what, cdiv(config.model.max_encoder_len, block_size), page);
     case KVSpecKind::encoder_only:
       return 0;
   }
@@ -193,6 +213,27 @@ std::string KVCacheSpec::describe() const {
     text += fmt::format(" padded from {}", detail::format_bytes(real_page_size_bytes()));
   }
   return text + ")";
+}
+
+std::size_t KVCacheSpecHash::operator()(const KVCacheSpec& spec) const {
+  std::size_t seed = 0;
+  auto mix = [&seed](std::int64_t value) {
+    // boost::hash_combine's mixing step.
+    seed ^= std::hash<std::int64_t>{}(value) + 0x9e3779b97f4a7c15ull + (seed << 6) + (seed >> 2);
+  };
+  mix(static_cast<std::int64_t>(spec.kind));
+  mix(spec.block_size);
+  mix(spec.num_kv_heads);
+  mix(spec.head_size);
+  mix(spec.head_size_v);
+  mix(static_cast<std::int64_t>(spec.dtype));
+  mix(spec.page_size_padded.value_or(-1));
+  mix(spec.num_head_slots);
+  mix(spec.state_content_bytes);
+  mix(spec.tokens_per_state);
+  mix(spec.sliding_window);
+  mix(spec.attention_chunk_size);
+  return seed;
 }
 
 KVSpecKind spec_kind_of(AttentionType type) {

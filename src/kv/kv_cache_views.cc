@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "attnrt/core/checked_math.h"
 #include "attnrt/core/error.h"
 
 namespace attnrt {
@@ -21,8 +22,13 @@ bool head_axis_outside_page(KVCacheLayout layout) {
 }
 
 std::int64_t kernel_page_bytes(const KVCacheSpec& spec, int kernel_block_size) {
-  return spec.num_heads() * static_cast<std::int64_t>(spec.num_kernel_states(kernel_block_size)) *
-         spec.state_content_size_bytes();
+  constexpr std::string_view what = "KV cache kernel page bytes";
+  const std::int64_t bytes = checked_cast<std::int64_t>(
+      checked_product(what, spec.num_heads(), spec.num_kernel_states(kernel_block_size),
+                      spec.state_content_size_bytes()),
+      what);
+  if (bytes <= 0) fail("KV cache spec {} has an empty kernel page", spec.describe());
+  return bytes;
 }
 
 // Byte strides of one layer's [B, H, N, C] view. Split blocks step one kernel page along B, and
@@ -54,15 +60,17 @@ std::int64_t to_elements(std::int64_t bytes, std::int64_t element_size, std::str
   return bytes / element_size;
 }
 
-// Bytes [offset, end) addressed by a view; end == offset for an empty view.
-std::int64_t view_end_byte(const LayerViewGeometry& view) {
-  const std::int64_t element_size = static_cast<std::int64_t>(dtype_size(view.dtype));
-  std::int64_t last = 0;
+// Bytes [offset, end) addressed by a view; end == offset for an empty view. Checked: a tensor
+// built by hand may carry strides whose span passes 64 bits.
+std::uint64_t view_end_byte(const LayerViewGeometry& view) {
+  constexpr std::string_view what = "KV cache view extent";
+  std::uint64_t last = 0;
   for (int d = 0; d < 4; ++d) {
-    if (view.shape[d] == 0) return view.byte_offset;
-    last += (view.shape[d] - 1) * view.strides[d];
+    if (view.shape[d] == 0) return static_cast<std::uint64_t>(view.byte_offset);
+    last = checked_add(last, checked_product(what, view.shape[d] - 1, view.strides[d]), what);
   }
-  return view.byte_offset + (last + 1) * element_size;
+  const std::uint64_t bytes = checked_product(what, last + 1, dtype_size(view.dtype));
+  return checked_add(static_cast<std::uint64_t>(view.byte_offset), bytes, what);
 }
 
 void check_config(const KVCacheConfig& config, std::span<const int> kernel_block_sizes) {
@@ -79,10 +87,10 @@ void check_config(const KVCacheConfig& config, std::span<const int> kernel_block
 }
 
 // The group that owns every layer of `tensor`.
-int group_of_tensor(const KVCacheConfig& config, const KVCacheTensor& tensor) {
-  const int group_id = config.group_of(tensor.layers.front());
+int group_of_tensor(const KVCacheGroupIndex& index, const KVCacheTensor& tensor) {
+  const int group_id = index.group_of(tensor.layers.front());
   for (const std::string& layer : tensor.layers) {
-    const int layer_group = config.group_of(layer);
+    const int layer_group = index.group_of(layer);
     if (layer_group != group_id) {
       fail(
           "KV cache tensor holds layers {} (group {}) and {} (group {}); a tensor holds one "
@@ -118,8 +126,12 @@ void append_tensor_views(const KVCacheConfig& config, const KVCacheTensor& tenso
   for (std::size_t slot = 0; slot < tensor.layers.size(); ++slot) {
     view.layer = tensor.layers[slot];
     view.layer_slot = static_cast<int>(slot);
-    view.byte_offset = tensor.offset + static_cast<std::int64_t>(slot) * tensor.layer_stride;
-    if (view_end_byte(view) > static_cast<std::int64_t>(tensor.size)) {
+    view.byte_offset = checked_cast<std::int64_t>(
+        checked_add(static_cast<std::uint64_t>(tensor.offset),
+                    checked_product("KV cache layer offset", slot, tensor.layer_stride),
+                    "KV cache layer offset"),
+        "KV cache layer offset");
+    if (view_end_byte(view) > tensor.size) {
       fail(
           "KV cache view of layer {} ends at byte {}, past the {}-byte backing; the tensor's "
           "strides do not fit {} blocks",
@@ -150,7 +162,8 @@ KernelBlockGeometry get_kernel_block_geometry(const KVCacheSpec& spec, const KVC
         kernel_block_size);
   }
   const std::int64_t kernel_page = kernel_page_bytes(spec, kernel_block_size);
-  if (kernel_page * ratio != spec.real_page_size_bytes()) {
+  if (checked_product("KV cache kernel pages per block", kernel_page, ratio) !=
+      static_cast<std::uint64_t>(spec.real_page_size_bytes())) {
     fail(
         "a page of {} bytes is not {} kernel blocks of {} bytes ({} tokens); use a kernel block "
         "size that is a multiple of tokens_per_state ({})",
@@ -171,10 +184,11 @@ KernelBlockGeometry get_kernel_block_geometry(const KVCacheSpec& spec, const KVC
 std::vector<LayerViewGeometry> plan_kv_cache_views(const KVCacheConfig& kv_cache_config,
                                                    std::span<const int> kernel_block_sizes) {
   check_config(kv_cache_config, kernel_block_sizes);
+  const KVCacheGroupIndex index(kv_cache_config.kv_cache_groups);
   std::vector<LayerViewGeometry> views;
   for (const KVCacheTensor& tensor : kv_cache_config.kv_cache_tensors) {
     if (tensor.layers.empty()) continue;
-    const int group_id = group_of_tensor(kv_cache_config, tensor);
+    const int group_id = group_of_tensor(index, tensor);
     const KVCacheSpec& spec = kv_cache_config.kv_cache_groups[group_id].kv_cache_spec;
     if (!spec.owns_kv_cache()) continue;
     const int kernel_block_size =
@@ -193,8 +207,11 @@ KVCacheAllocation allocate_kv_cache(const KVCacheConfig& kv_cache_config, Device
   if (kv_cache_config.kv_cache_tensors.empty()) return allocation;
 
   const std::uint64_t bytes = kv_cache_config.backing_bytes();
-  allocation.backing = Buffer::allocate(
-      (bytes + kBackingAlignment - 1) / kBackingAlignment * kBackingAlignment, device);
+  const std::uint64_t rounded =
+      checked_add(bytes, kBackingAlignment - 1, "KV cache backing bytes") / kBackingAlignment *
+      kBackingAlignment;
+  allocation.backing =
+      Buffer::allocate(checked_cast<std::size_t>(rounded, "KV cache backing bytes"), device);
   for (const LayerViewGeometry& view : plan) {
     Tensor tensor(allocation.backing, view.dtype, {view.shape.begin(), view.shape.end()},
                   {view.strides.begin(), view.strides.end()}, view.byte_offset);

@@ -2,6 +2,7 @@
 // outermost, each axis taking the running stride unless pinned; a padded page widens the stride of
 // the innermost layer/block axis to the padded size so that the padding tail is never addressed.
 
+#include "attnrt/core/checked_math.h"
 #include "attnrt/core/error.h"
 #include "attnrt/kv/kv_cache_views.h"
 
@@ -59,7 +60,10 @@ std::array<std::int64_t, 5> compute_layout_strides(
   }
   std::array<std::int64_t, 5> shape{};
   shape[kv_axis::L] = num_layers;
-  shape[kv_axis::B] = num_blocks * ratio;
+  shape[kv_axis::B] = checked_cast<std::int64_t>(
+      checked_product("KV cache kernel blocks (blocks x kernel blocks per block)", num_blocks,
+                      ratio),
+      "KV cache kernel blocks");
   shape[kv_axis::H] = spec.num_heads();
   shape[kv_axis::N] = spec.num_kernel_states(kernel_size);
   shape[kv_axis::C] = spec.state_content_size_bytes();
@@ -77,7 +81,10 @@ std::array<std::int64_t, 5> compute_layout_strides(
       running = spec.page_size_bytes();  // the real page (≤ padded) grows to the padded page
     }
     strides[axis] = fixed[axis].value_or(running);
-    running = strides[axis] * shape[axis];
+    // A stride past 64 bits would wrap into a small, overlapping one.
+    running = checked_cast<std::int64_t>(
+        checked_product("KV cache byte stride (stride x extent)", strides[axis], shape[axis]),
+        "KV cache byte stride");
   }
   return strides;
 }

@@ -1,5 +1,7 @@
 #include "attnrt/runner/attention_plan.h"
 
+#include "attnrt/attention/cg_support.h"
+
 namespace attnrt {
 namespace {
 
@@ -24,7 +26,8 @@ std::set<std::string> target_layer_names(const ForwardContext& forward_context) 
 AttentionPlan plan_attention(const EngineConfig& config, const BackendRegistry& registry,
                              Device device) {
   AttentionPlan plan;
-  plan.kv = plan_kv_cache(config, {}, &registry);
+  // The views need the kernel block sizes init_attn_backend chooses: planned once, after it.
+  plan.kv = plan_kv_cache_without_views(config, &registry);
   plan.draft_layers = draft_layer_names(plan.kv.forward_context);
   // The engine translates every slot mapping it builds, so spaced kernel ids are always served.
   plan.backends = init_attn_backend(plan.kv.kv_cache_config, config, plan.kv.forward_context,
@@ -32,7 +35,7 @@ AttentionPlan plan_attention(const EngineConfig& config, const BackendRegistry& 
                                     /*maps_slot_mapping=*/true);
   plan.kv.views = plan_kv_cache_views(plan.kv.kv_cache_config, plan.backends.kernel_block_sizes);
 
-  const int decode_query_len = 1 + config.speculative.num_speculative_tokens;
+  const int decode_query_len = max_decode_query_len(config.speculative);
   plan.requested_mode = CUDAGraphMode::parse(config.compilation.cudagraph_mode);
   CUDAGraphMode requested = plan.requested_mode;
   if (config.speculative.enable_adaptive_verification) {

@@ -5,8 +5,6 @@
 
 #include <ranges>
 
-#include "attnrt/runner/kv_sharing.h"
-
 namespace attnrt {
 
 std::set<std::string> get_kv_sharing_fast_prefill_eligible_layers(
@@ -14,10 +12,9 @@ std::set<std::string> get_kv_sharing_fast_prefill_eligible_layers(
     const std::set<std::string>* draft_layer_names) {
   std::set<std::string> eligible;
   if (!config.cache.kv_sharing_fast_prefill) return eligible;
-  if (get_shared_kv_cache_layers(forward_context).empty()) return eligible;
-  // Layers are in execution order, so the eligible ones are the trailing run of sharing layers.
-  // Draft layers register after the target's and are stepped over, neither collected nor
-  // ending the run.
+  // Layers are in execution order, so the eligible ones are the trailing run of sharing layers
+  // (none without sharing layers). Draft layers register after the target's and are stepped
+  // over, neither collected nor ending the run.
   for (const AttentionLayer& layer : std::views::reverse(forward_context.layers())) {
     if (draft_layer_names != nullptr && draft_layer_names->contains(layer.name())) continue;
     if (!layer.shares_kv()) break;

@@ -9,6 +9,7 @@
 #include <bit>
 #include <limits>
 
+#include "attnrt/core/checked_math.h"
 #include "attnrt/core/error.h"
 
 namespace attnrt {
@@ -16,8 +17,46 @@ namespace {
 
 constexpr std::int64_t kMaxInt32 = std::numeric_limits<std::int32_t>::max();
 
-void check_positive(int value, const char* what) {
+void check_positive(std::int64_t value, const char* what) {
   if (value <= 0) fail("BlockTables: {} must be positive, got {}", what, value);
+}
+
+// The slot arithmetic divides by both block sizes: a hand-made geometry must be consistent.
+void check_geometry(std::size_t g, const KernelBlockGeometry& geo) {
+  const bool consistent =
+      geo.manager_block_size > 0 && geo.kernel_block_size > 0 && geo.ratio > 0 &&
+      geo.slots_per_block >= geo.ratio &&
+      static_cast<std::int64_t>(geo.kernel_block_size) * geo.ratio == geo.manager_block_size;
+  if (!consistent) {
+    fail(
+        "BlockTables: group {} has manager blocks of {} tokens, kernel blocks of {} tokens, "
+        "ratio {} and {} slots per block; the sizes must be positive, the ratio must be "
+        "manager / kernel and the slots at least the ratio",
+        g, geo.manager_block_size, geo.kernel_block_size, geo.ratio, geo.slots_per_block);
+  }
+}
+
+// The largest kernel block id of `num_blocks` manager blocks; block tables hold int32 ids.
+void check_kernel_ids_fit(std::size_t g, const KernelBlockGeometry& geo, std::int64_t num_blocks) {
+  const std::uint64_t last_id = checked_add(
+      checked_product("BlockTables: kernel block ids", num_blocks - 1, geo.slots_per_block),
+      static_cast<std::uint64_t>(geo.ratio - 1), "BlockTables: kernel block ids");
+  if (last_id > static_cast<std::uint64_t>(kMaxInt32)) {
+    fail(
+        "BlockTables: group {} addresses {} manager blocks as kernel ids up to {}, which do "
+        "not fit int32 block tables; plan fewer blocks (cache.memory)",
+        g, num_blocks, last_id);
+  }
+}
+
+// Kernel blocks per row: a request's manager blocks times the kernel blocks of each.
+int row_capacity_of(std::size_t g, const BlockTableGroup& spec) {
+  const std::string what = fmt::format(
+      "BlockTables: block table width of group {} (max_num_blocks_per_req {} x {} kernel blocks "
+      "per block)",
+      g, spec.max_num_blocks_per_req, spec.geometry.ratio);
+  return checked_cast<int>(checked_product(what, spec.max_num_blocks_per_req, spec.geometry.ratio),
+                           what);
 }
 
 // The geometry the attention groups of KV cache group `g` were given; unsplit without any.
@@ -59,18 +98,20 @@ BlockTables::BlockTables(std::vector<BlockTableGroup> groups, int max_num_reqs, 
   check_positive(max_num_reqs, "max_num_reqs");
   check_positive(max_num_tokens, "max_num_tokens");
   if (num_blocks <= 0) fail("BlockTables: the KV cache has {} blocks; plan it first", num_blocks);
+  // Every size is checked for every group before the first table is allocated.
+  std::vector<int> row_capacities;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const BlockTableGroup& spec = groups[g];
     check_positive(spec.max_num_blocks_per_req, "max_num_blocks_per_req");
-    if (spec.geometry.kernel_block_id(num_blocks - 1, spec.geometry.ratio - 1) > kMaxInt32) {
-      fail(
-          "BlockTables: group {} addresses {} manager blocks as kernel ids up to {}, which do "
-          "not fit int32 block tables; plan fewer blocks",
-          g, num_blocks, spec.geometry.kernel_block_id(num_blocks - 1, spec.geometry.ratio - 1));
-    }
+    check_geometry(g, spec.geometry);
+    check_kernel_ids_fit(g, spec.geometry, num_blocks);
+    row_capacities.push_back(row_capacity_of(g, spec));
+  }
+  for (std::size_t g = 0; g < groups.size(); ++g) {
     Group group;
-    group.geometry = spec.geometry;
-    group.row_capacity = spec.max_num_blocks_per_req * spec.geometry.ratio;
+    group.geometry = groups[g].geometry;
+    group.row_capacity = row_capacities[g];
+    // Rows and width are positive ints: their product fits size_t.
     const std::size_t cells = static_cast<std::size_t>(max_num_reqs) * group.row_capacity;
     group.table.assign(cells, 0);
     group.num_blocks.assign(static_cast<std::size_t>(max_num_reqs), 0);

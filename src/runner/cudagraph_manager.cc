@@ -8,9 +8,11 @@
 #include <optional>
 #include <span>
 #include <tuple>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
+#include "attnrt/attention/cg_support.h"
 #include "attnrt/core/error.h"
 
 namespace attnrt {
@@ -18,18 +20,33 @@ namespace {
 
 using Descriptors = std::vector<BatchExecutionDescriptor>;
 
-int round_up(int value, int multiple) {
+// In 64 bits: a capture size near INT_MAX rounded up to a decode length passes INT_MAX.
+std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
+
+// The descriptors in the order they were added, with a set that makes add_unique O(1): a
+// 2^21-token cap generates ~131 000 capture sizes.
+class DescriptorList {
+ public:
+  void push_back(const BatchExecutionDescriptor& descriptor) {
+    seen_.insert(descriptor);
+    list_.push_back(descriptor);
+  }
+  void add_unique(const BatchExecutionDescriptor& descriptor) {
+    if (seen_.insert(descriptor).second) list_.push_back(descriptor);
+  }
+  Descriptors take() { return std::move(list_); }
+
+ private:
+  Descriptors list_;
+  std::unordered_set<BatchExecutionDescriptor> seen_;
+};
 
 std::vector<int> distinct_sorted(std::vector<int> values) {
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
   return values;
-}
-
-void add_unique(Descriptors& out, const BatchExecutionDescriptor& descriptor) {
-  if (std::find(out.begin(), out.end(), descriptor) == out.end()) out.push_back(descriptor);
 }
 
 BatchExecutionDescriptor graph(CUDAGraphMode mode, int num_tokens, std::optional<int> num_reqs,
@@ -45,8 +62,8 @@ BatchExecutionDescriptor graph(CUDAGraphMode mode, int num_tokens, std::optional
 // Everything the descriptor rules read, derived once from the options.
 struct Plan {
   const CudaGraphManagerOptions& options;
-  int cap;                // max capture size
-  int max_decode_tokens;  // max_num_reqs × decode_query_len
+  int cap;                         // max capture size
+  std::int64_t max_decode_tokens;  // max_num_reqs × decode_query_len, may pass INT_MAX
   CUDAGraphMode decode_mode;
   CUDAGraphMode mixed_mode;
   bool separate_decode_routine;
@@ -62,7 +79,7 @@ Plan make_plan(const CudaGraphManagerOptions& options) {
   const int largest = *std::max_element(options.capture_sizes.begin(), options.capture_sizes.end());
   return Plan{options,
               options.max_capture_size.value_or(largest),
-              options.max_num_reqs * options.decode_query_len,
+              static_cast<std::int64_t>(options.max_num_reqs) * options.decode_query_len,
               mode.decode_mode(),
               mode.mixed_mode(),
               separate,
@@ -71,45 +88,49 @@ Plan make_plan(const CudaGraphManagerOptions& options) {
 }
 
 // Small exact decode batches (one or two requests, any length up to the verification width).
-void add_dense_varlen(const Plan& plan, Descriptors& out) {
+// Lengths stop at the cap: longer ones never fit, and the width may be near INT_MAX.
+void add_dense_varlen(const Plan& plan, DescriptorList& out) {
   const int decode_query_len = plan.options.decode_query_len;
+  const int longest = std::min(decode_query_len, plan.cap);
   for (int num_reqs = 1; num_reqs <= std::min(2, plan.options.max_num_reqs); ++num_reqs) {
-    for (int query_len = 1; query_len <= decode_query_len; ++query_len) {
-      if (num_reqs * query_len > plan.cap) continue;
+    for (int query_len = 1; query_len <= longest; ++query_len) {
+      const std::int64_t num_tokens = static_cast<std::int64_t>(num_reqs) * query_len;
+      if (num_tokens > plan.cap) continue;
       BatchExecutionDescriptor descriptor =
-          graph(CUDAGraphMode::FULL, num_reqs * query_len, num_reqs, 0);
+          graph(CUDAGraphMode::FULL, static_cast<int>(num_tokens), num_reqs, 0);
       descriptor.max_query_len = decode_query_len;
-      add_unique(out, descriptor);
+      out.add_unique(descriptor);
     }
   }
 }
 
-void add_varlen_decode(const Plan& plan, int size, int loras, Descriptors& out) {
+void add_varlen_decode(const Plan& plan, int size, int loras, DescriptorList& out) {
   BatchExecutionDescriptor descriptor =
       graph(plan.decode_mode, size, std::min(size, plan.options.max_num_reqs), loras);
   descriptor.max_query_len = plan.options.decode_query_len;
-  add_unique(out, descriptor);
+  out.add_unique(descriptor);
 }
 
 // Uniform decode: `size` rounded up to whole requests of each decode length.
-void add_uniform_decode(const Plan& plan, int size, int loras, Descriptors& out) {
+void add_uniform_decode(const Plan& plan, int size, int loras, DescriptorList& out) {
   const auto& request_sizes = plan.options.full_capture_request_sizes;
   for (int query_len : plan.decode_query_lens) {
-    const int num_tokens = round_up(size, query_len);
-    const int num_reqs = num_tokens / query_len;
+    const std::int64_t num_tokens = round_up(size, query_len);
+    const std::int64_t num_reqs = num_tokens / query_len;
     if (num_tokens > plan.max_decode_tokens || num_tokens > plan.cap ||
         num_reqs > plan.options.max_num_reqs) {
-      continue;
+      continue;  // past here both fit an int: num_reqs ≤ num_tokens ≤ cap
     }
-    if (request_sizes && !request_sizes->contains(num_reqs)) continue;
-    BatchExecutionDescriptor descriptor = graph(plan.decode_mode, num_tokens, num_reqs, loras);
+    if (request_sizes && !request_sizes->contains(static_cast<int>(num_reqs))) continue;
+    BatchExecutionDescriptor descriptor =
+        graph(plan.decode_mode, static_cast<int>(num_tokens), static_cast<int>(num_reqs), loras);
     descriptor.uniform_token_count = query_len;
-    add_unique(out, descriptor);
+    out.add_unique(descriptor);
   }
 }
 
 // Mixed batches: FULL graphs pad requests too; PIECEWISE graphs leave them as they are.
-void add_mixed(const Plan& plan, int size, int loras, Descriptors& out) {
+void add_mixed(const Plan& plan, int size, int loras, DescriptorList& out) {
   std::optional<int> num_reqs;
   if (plan.mixed_mode == CUDAGraphMode::FULL) num_reqs = std::min(size, plan.options.max_num_reqs);
   out.push_back(graph(plan.mixed_mode, size, num_reqs, loras));
@@ -119,7 +140,7 @@ Descriptors build_descriptors(const CudaGraphManagerOptions& options,
                               std::span<const int> lora_cases) {
   if (!options.mode || options.capture_sizes.empty()) return {};
   const Plan plan = make_plan(options);
-  Descriptors out;
+  DescriptorList out;
   if (plan.capture_varlen_decode) add_dense_varlen(plan, out);
   for (int size : distinct_sorted(options.capture_sizes)) {
     for (int loras : lora_cases) {
@@ -139,7 +160,7 @@ Descriptors build_descriptors(const CudaGraphManagerOptions& options,
     descriptor.exact_num_tokens = true;
     out.push_back(descriptor);
   }
-  return out;
+  return out.take();
 }
 
 // Nearest size first; at one size the most specific graph first (false sorts before true).
@@ -193,7 +214,7 @@ CudaGraphManagerOptions CudaGraphManagerOptions::from_config(const EngineConfig&
   options.capture_sizes = sizes.sizes;
   if (sizes.max_capture_size > 0) options.max_capture_size = sizes.max_capture_size;
   options.max_num_reqs = config.scheduler.max_num_seqs;
-  options.decode_query_len = 1 + config.speculative.num_speculative_tokens;
+  options.decode_query_len = max_decode_query_len(config.speculative);
   options.lora_capture_cases = config.lora.capture_cases;
   options.varlen_decode = config.speculative.enable_adaptive_verification;
   return options;

@@ -49,7 +49,8 @@ void InputBatch::check_requests(std::span<const ScheduledRequest> requests) cons
           "a scheduled request needs at least one token and no negative counts",
           i, r.req_index, r.num_scheduled_tokens, r.num_computed_tokens, r.num_draft_tokens);
     }
-    if (r.num_draft_tokens + num_bonus_tokens_ > r.num_scheduled_tokens) {
+    if (static_cast<std::int64_t>(r.num_draft_tokens) + num_bonus_tokens_ >
+        r.num_scheduled_tokens) {
       fail(
           "InputBatch: request {} (slot {}) verifies {} drafts + {} bonus tokens but schedules "
           "only {} tokens; schedule every draft token",

@@ -4,6 +4,13 @@ namespace attnrt {
 
 KVCachePlan plan_kv_cache(const EngineConfig& config, std::span<const int> kernel_block_sizes,
                           const BackendRegistry* registry) {
+  KVCachePlan plan = plan_kv_cache_without_views(config, registry);
+  plan.views = plan_kv_cache_views(plan.kv_cache_config, kernel_block_sizes);
+  return plan;
+}
+
+KVCachePlan plan_kv_cache_without_views(const EngineConfig& config,
+                                        const BackendRegistry* registry) {
   KVCachePlan plan;
   plan.forward_context = ForwardContext::from_config(config, registry);
   plan.layer_specs = get_kv_cache_spec(plan.forward_context, config.cache);
@@ -13,7 +20,6 @@ KVCachePlan plan_kv_cache(const EngineConfig& config, std::span<const int> kerne
                                       parse_kv_cache_layout(config.cache.layout));
   add_kv_sharing_layers_to_kv_cache_groups(plan.shared_layers,
                                            plan.kv_cache_config.kv_cache_groups);
-  plan.views = plan_kv_cache_views(plan.kv_cache_config, kernel_block_sizes);
   return plan;
 }
 

@@ -70,6 +70,12 @@ class AttentionBackend {
   virtual std::string group_key() const { return name(); }
 
   virtual bool supports_spec_kind(KVSpecKind kind) const = 0;
+  // Whether the kernels run heads of `head_size` entries (checked for K and V widths when a layer
+  // gets the backend). Default: any size, as the CPU backends' kernels take.
+  virtual bool supports_head_size(int head_size) const {
+    (void)head_size;
+    return true;
+  }
   virtual std::vector<KernelBlockSize> get_supported_kernel_block_sizes(
       const KVCacheSpec& spec) const {
     (void)spec;

@@ -3,14 +3,27 @@
 // per-rank head counts, attention type, KV-sharing target, and the KV cache view bound to it.
 
 #include <optional>
+#include <span>
 #include <string>
 
 #include "attnrt/attention/attention_backend.h"
 #include "attnrt/config/engine_config.h"
 #include "attnrt/core/tensor.h"
+#include "attnrt/kv/kv_cache_layout.h"
 #include "attnrt/kv/kv_cache_spec.h"
 
 namespace attnrt {
+
+class AttentionLayer;
+
+// Throws Error naming the layer and the backend unless `backend` serves the layer's attention type
+// and runs its K and V head sizes.
+void check_backend_serves_layer(const AttentionLayer& layer, const AttentionBackend& backend);
+// Throws Error unless caches in `layout` are ones `backend` reads (an empty list: any). `layer`
+// is the first layer using it; `profiles` (the config's `backends`) lets the message name the
+// JSON path of a config profile's kv_cache_layouts.
+void check_backend_layout(const AttentionLayer& layer, const AttentionBackend& backend,
+                          KVCacheLayout layout, std::span<const BackendProfileConfig> profiles);
 
 class AttentionLayer {
  public:
@@ -34,7 +47,7 @@ class AttentionLayer {
   const LayerConfig& config() const { return config_; }  // per-rank values
 
   // The cache this layer owns, or nullopt: KV-sharing layers read their target's cache and
-  // encoder-only layers keep none.
+  // encoder-only layers keep none. Throws Error naming the layer when its page does not fit.
   std::optional<KVCacheSpec> get_kv_cache_spec(const CacheConfig& cache) const;
 
   // The shape its kernels see (per rank).
@@ -50,6 +63,8 @@ class AttentionLayer {
   const Tensor& kv_cache() const { return kv_cache_; }
 
  private:
+  std::optional<KVCacheSpec> make_kv_cache_spec(const CacheConfig& cache) const;
+
   LayerConfig config_;
   AttentionBackendPtr backend_;
   Tensor kv_cache_;

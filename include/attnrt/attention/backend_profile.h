@@ -17,6 +17,8 @@ class ProfileBackend : public AttentionBackend {
 
   std::string name() const override { return profile_.name; }
   bool supports_spec_kind(KVSpecKind kind) const override;
+  // The executing kernel's answer; a plan-only profile declares no head-size limit.
+  bool supports_head_size(int head_size) const override;
   std::vector<KernelBlockSize> get_supported_kernel_block_sizes(
       const KVCacheSpec& spec) const override;
   std::vector<KVCacheLayout> supported_kv_cache_layouts() const override;

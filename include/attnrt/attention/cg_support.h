@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "attnrt/config/engine_config.h"
+
 namespace attnrt {
 
 enum class AttentionCGSupport : int {
@@ -24,5 +26,10 @@ std::string_view cg_support_name(AttentionCGSupport support);
 std::string cg_support_qualified_name(AttentionCGSupport support);
 // Throws Error naming the text and the four valid names.
 AttentionCGSupport parse_cg_support(std::string_view name);
+
+// The query length of a decode step, 1 + num_speculative_tokens (vLLM's max_decode_query_len):
+// uniform decode graphs and varlen bounds are sized by it. Throws Error naming
+// speculative.num_speculative_tokens when it is negative or 1 + it does not fit an int.
+int max_decode_query_len(const SpeculativeConfig& speculative);
 
 }  // namespace attnrt

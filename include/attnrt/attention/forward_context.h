@@ -1,10 +1,11 @@
 #pragma once
 // ForwardContext: the model's attention layers in execution order, looked up by name.
 
-#include <map>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "attnrt/attention/attention_layer.h"
@@ -25,6 +26,8 @@ class ForwardContext {
 
   // Appends a layer; throws Error if its name is taken.
   void add(AttentionLayer layer);
+  // Room for `num_layers` layers without reallocating (a 100 000-layer model builds one context).
+  void reserve(std::size_t num_layers);
 
   std::span<AttentionLayer> layers() { return layers_; }
   std::span<const AttentionLayer> layers() const { return layers_; }
@@ -37,8 +40,15 @@ class ForwardContext {
   const AttentionLayer& at(std::string_view name) const;
 
  private:
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view name) const {
+      return std::hash<std::string_view>{}(name);
+    }
+  };
+
   std::vector<AttentionLayer> layers_;
-  std::map<std::string, std::size_t, std::less<>> index_;
+  std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>> index_;
 };
 
 // Every layer that owns a cache with its spec, in execution order (SEMANTICS §4.3).

@@ -28,6 +28,9 @@ struct TinyTransformerOptions {
   // of KV-sharing layers.
   std::set<std::string> fast_prefill_layers;
   std::uint64_t max_weight_bytes = 1ull << 30;  // refuses configs too large for a demo model
+  // Likewise for the step buffers, which grow with max_num_batched_tokens x hidden_size: checked
+  // before they are allocated, so a huge but valid config is refused instead of exhausting RAM.
+  std::uint64_t max_step_buffer_bytes = 4ull << 30;
   // Threads of the dense projections; results are the same for any count. 1 by default: on a
   // loaded machine, OpenMP barriers cost more than they save.
   int num_threads = 1;
@@ -86,7 +89,8 @@ class TinyTransformer {
 
   // `config` and `forward_context` must outlive the model. Throws Error for cross or
   // encoder-only layers (the engine has no encoder), draft layers, a KV-sharing target outside
-  // the context, bad fast-prefill layers, or a model over options.max_weight_bytes.
+  // the context, bad fast-prefill layers, or a model over options.max_weight_bytes or step
+  // buffers over options.max_step_buffer_bytes.
   TinyTransformer(const EngineConfig& config, const ForwardContext& forward_context,
                   const TinyTransformerOptions& options);
   TinyTransformer(const EngineConfig& config, const ForwardContext& forward_context,
@@ -147,6 +151,7 @@ class TinyTransformer {
   };
 
   void check_layers() const;
+  void check_step_buffer_bytes() const;
   void describe_layers();
   void set_fast_prefill_layers(const std::set<std::string>& names);
   void generate_weights();

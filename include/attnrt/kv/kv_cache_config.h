@@ -3,7 +3,10 @@
 // a block table, the number of manager blocks, and where each group's layers live in the backing.
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "attnrt/kv/kv_cache_layout.h"
@@ -37,8 +40,22 @@ struct KVCacheConfig {
   std::uint64_t backing_bytes() const {
     return kv_cache_tensors.empty() ? 0 : kv_cache_tensors.front().size;
   }
-  // Index of the group holding `layer`, or -1.
+  // Index of the first group holding `layer`, or -1. A linear scan: for one lookup only; code
+  // that looks up every layer builds a KVCacheGroupIndex once.
   int group_of(std::string_view layer) const;
+};
+
+// Layer name → id of the first group holding it, built once so that looking up every layer of a
+// 100 000-layer plan stays linear. It views the groups' names without copying them: use it only
+// while `groups` lives and its layer names do not change.
+class KVCacheGroupIndex {
+ public:
+  explicit KVCacheGroupIndex(std::span<const KVCacheGroupSpec> groups);
+
+  int group_of(std::string_view layer) const;  // -1 when no group holds it
+
+ private:
+  std::unordered_map<std::string_view, int> group_of_layer_;
 };
 
 }  // namespace attnrt

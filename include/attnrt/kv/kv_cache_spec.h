@@ -3,6 +3,7 @@
 // equal specs share a KV cache group, so every field takes part in ==. Page size is the bytes of
 // one manager block of one layer: heads × states × (K + V content), or the padded size if set.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -60,6 +61,11 @@ struct KVCacheSpec {
   std::string describe() const;  // "full(block 16, kv_heads 2, head 32, bfloat16, page 4 KiB)"
 
   friend bool operator==(const KVCacheSpec&, const KVCacheSpec&) = default;
+};
+
+// Hashes every field ==, so that layers can be bucketed by spec in one pass.
+struct KVCacheSpecHash {
+  std::size_t operator()(const KVCacheSpec& spec) const;
 };
 
 }  // namespace attnrt

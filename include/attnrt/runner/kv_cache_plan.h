@@ -28,5 +28,9 @@ struct KVCachePlan {
 // context's layers get their backends.
 KVCachePlan plan_kv_cache(const EngineConfig& config, std::span<const int> kernel_block_sizes = {},
                           const BackendRegistry* registry = nullptr);
+// The same without the views (`views` stays empty), for a caller that plans them once it knows
+// the kernel block sizes.
+KVCachePlan plan_kv_cache_without_views(const EngineConfig& config,
+                                        const BackendRegistry* registry = nullptr);
 
 }  // namespace attnrt

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "attnrt/core/error.h"
@@ -21,6 +22,10 @@ namespace attnrt {
 namespace {
 
 using cpu_flash::CacheView;
+
+// The kernels index their per-thread tiles with int offsets of up to kMaxRows rows (plus a few) of
+// one head's entries; past this width those offsets could wrap.
+constexpr int kMaxHeadSize = std::numeric_limits<int>::max() / (2 * cpu_flash::kMaxRows);
 
 cpu_flash::Mask mask_of(const AttentionShape& shape, bool causal) {
   using cpu_flash::MaskKind;
@@ -97,6 +102,15 @@ std::unique_ptr<AttentionMetadataBuilder> CpuFlashBackend::create_builder(
   if (!device.is_cpu()) {
     fail("CPU_FLASH runs on the host, but layers {} were placed on {}; use device cpu",
          fmt::join(layer_names, ", "), device.str());
+  }
+  for (const int head_size : {kv_cache_spec.head_size, kv_cache_spec.head_size_v}) {
+    if (head_size <= kMaxHeadSize) continue;
+    fail(
+        "layer {}{}: CPU_FLASH runs heads of at most {} entries, not head size {}; choose "
+        "CPU_REFERENCE for these layers",
+        layer_names.empty() ? "(none)" : layer_names.front(),
+        layer_names.size() > 1 ? fmt::format(" and {} more", layer_names.size() - 1) : "",
+        kMaxHeadSize, head_size);
   }
   return std::make_unique<CpuFlashMetadataBuilder>(kv_cache_spec, std::move(layer_names), config,
                                                    device, options_, num_threads_);

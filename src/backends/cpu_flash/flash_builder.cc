@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
+#include "attnrt/core/checked_math.h"
 #include "flash_workspace.h"
 
 namespace attnrt {
@@ -13,8 +14,9 @@ namespace {
 std::size_t workspace_need(int key_size, int value_size, int num_threads,
                            const EngineConfig& config, const CpuFlashOptions& options) {
   const int max_reqs = std::max(1, config.scheduler.max_num_seqs);
-  return cpu_flash::fixed_workspace_bytes(key_size, value_size, num_threads, max_reqs) +
-         options.partial_bytes;
+  return checked_add(cpu_flash::fixed_workspace_bytes(key_size, value_size, num_threads, max_reqs),
+                     options.partial_bytes,
+                     "CPU_FLASH workspace bytes (tiles, plans and split partials)");
 }
 
 // K and V widths of a spec; an MLA value is part of the latent, so the latent bounds it.
@@ -48,8 +50,7 @@ CpuFlashMetadataBuilder::CpuFlashMetadataBuilder(const KVCacheSpec& kv_cache_spe
     : AttentionMetadataBuilder(kv_cache_spec, std::move(layer_names), config, device),
       options_(options),
       num_threads_(num_threads),
-      own_bytes_(spec_need(kv_cache_spec, num_threads, config, options)),
-      config_bytes_(std::max(own_bytes_, config_need(config, num_threads, options))) {}
+      own_bytes_(spec_need(kv_cache_spec, num_threads, config, options)) {}
 
 AttentionCGSupport CpuFlashMetadataBuilder::get_cudagraph_support(const EngineConfig& config,
                                                                   const KVCacheSpec& spec) const {
@@ -78,7 +79,12 @@ const AttentionMetadata& CpuFlashMetadataBuilder::build(int common_prefix_len,
   return metadata_;
 }
 
+// The config-wide size walks every layer, so it is computed here, for the one builder that
+// provides the shared workspace, not by each of a plan's (possibly 100 000) builders.
 std::shared_ptr<Buffer> CpuFlashMetadataBuilder::provide_workspace() {
+  if (config_bytes_ == 0) {
+    config_bytes_ = std::max(own_bytes_, config_need(config(), num_threads_, options_));
+  }
   if (workspace_ == nullptr || workspace_->size() < config_bytes_) {
     workspace_ = Buffer::allocate(config_bytes_);
   }

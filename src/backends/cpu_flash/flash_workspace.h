@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
+#include "attnrt/core/checked_math.h"
 #include "flash_types.h"
 
 namespace attnrt::cpu_flash {
@@ -15,13 +17,18 @@ inline std::size_t align_up(std::size_t bytes) {
   return (bytes + 63) / 64 * 64;
 }
 
-// Everything except the partials.
+// Everything except the partials. Checked: head sizes and thread counts come from the config.
 inline std::size_t fixed_workspace_bytes(int key_size, int value_size, int num_threads,
                                          int num_reqs) {
-  const std::size_t reqs = static_cast<std::size_t>(std::max(num_reqs, 0));
-  return align_up(ScratchLayout::of(key_size, value_size).bytes() *
-                  static_cast<std::size_t>(num_threads)) +
-         align_up(reqs * sizeof(Request)) + align_up(reqs * sizeof(RequestPlan));
+  constexpr std::string_view what = "CPU_FLASH workspace bytes";
+  const std::uint64_t reqs = static_cast<std::uint64_t>(std::max(num_reqs, 0));
+  const std::uint64_t tiles = checked_product(what, ScratchLayout::of(key_size, value_size).bytes(),
+                                              std::max(num_threads, 0));
+  const std::uint64_t aligned_tiles = checked_add(tiles, 63, what) / 64 * 64;
+  const std::uint64_t bytes =
+      checked_add(checked_add(aligned_tiles, align_up(reqs * sizeof(Request)), what),
+                  align_up(reqs * sizeof(RequestPlan)), what);  // reqs < 2^31: these products fit
+  return checked_cast<std::size_t>(bytes, what);
 }
 
 struct CarvedWorkspace {
