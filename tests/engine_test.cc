@@ -288,3 +288,81 @@ TEST(EngineReportTest, JsonCarriesTheRunsFigures) {
 
 }  // namespace
 }  // namespace attnrt
+
+namespace attnrt {
+namespace {
+
+// Steps until some running request has generated a token while another still waits.
+const Request* step_until_running_and_waiting(Engine& engine) {
+  for (int step = 0; step < 40 && engine.step(); ++step) {
+    if (engine.scheduler().num_waiting() == 0) continue;
+    for (const Request* request : engine.scheduler().running()) {
+      if (request->num_output_tokens() > 0) return request;
+    }
+  }
+  return nullptr;
+}
+
+// CPU_REFERENCE computes each row alone, so cancelling requests must not change what the others
+// generate; the cancelled ones keep the prefix they had generated.
+TEST(EngineAbortTest, FreesTheBlocksOfCancelledRequestsAndLeavesTheOthersUnchanged) {
+  Engine uncancelled(engine_config("FULL_AND_PIECEWISE", true), reference_options());
+  run_workload(uncancelled, small_workload());
+  Engine engine(engine_config("FULL_AND_PIECEWISE", true), reference_options());
+  submit(engine, make_workload(small_workload(), engine.model().vocab_size(),
+                               engine.config().model.max_model_len));
+
+  const Request* running = step_until_running_and_waiting(engine);
+  ASSERT_NE(running, nullptr);
+  const RequestId running_id = running->id;
+  const auto waiting_id = static_cast<RequestId>(engine.requests().size()) - 1;  // FCFS: last
+  ASSERT_NE(waiting_id, running_id);
+  const int held = running->num_owned_blocks(0) + running->num_owned_blocks(1);
+  const int in_use = engine.num_kv_blocks_in_use();
+  engine.abort_request(running_id);
+  engine.abort_request(waiting_id);
+  EXPECT_EQ(engine.num_kv_blocks_in_use(), in_use - held);
+  EXPECT_EQ(engine.num_aborted(), 2);
+  engine.scheduler().check_consistency();
+
+  engine.run();
+  EXPECT_EQ(engine.num_finished(), 5);
+  EXPECT_EQ(engine.num_kv_blocks_in_use(), 0);
+  for (const RequestRecord& record : engine.requests()) {
+    const std::vector<std::int32_t>& expected =
+        uncancelled.requests()[static_cast<std::size_t>(record.id)].output;
+    if (record.id == running_id || record.id == waiting_id) {
+      EXPECT_TRUE(record.aborted && !record.finished) << "request " << record.id;
+      EXPECT_LT(record.output.size(), expected.size()) << "request " << record.id;
+      EXPECT_TRUE(std::equal(record.output.begin(), record.output.end(), expected.begin()));
+    } else {
+      EXPECT_TRUE(record.finished && !record.aborted) << "request " << record.id;
+      EXPECT_EQ(record.output, expected) << "request " << record.id;
+    }
+  }
+  EXPECT_FALSE(engine.requests()[static_cast<std::size_t>(running_id)].output.empty());
+  EXPECT_TRUE(engine.requests()[static_cast<std::size_t>(waiting_id)].output.empty());
+}
+
+TEST(EngineAbortTest, RejectsFinishedAbortedAndUnknownIdsAndChangesNothing) {
+  Engine engine(engine_config("NONE", false), reference_options());
+  const std::vector<std::int32_t> prompt = {1, 2, 3};
+  engine.add_request(prompt, 1);
+  engine.add_request(prompt, 8);
+  engine.step();  // request 0 generates its one token and finishes
+  engine.abort_request(1);
+  EXPECT_NE(error_of([&] { engine.abort_request(0); }).find("already finished or was aborted"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { engine.abort_request(1); }).find("already finished or was aborted"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { engine.abort_request(2); }).find("no such request"), std::string::npos);
+  EXPECT_EQ(engine.num_aborted(), 1);
+  EXPECT_TRUE(engine.requests()[0].finished);
+  EXPECT_FALSE(engine.requests()[0].aborted);
+  EXPECT_FALSE(engine.has_unfinished_requests());
+  EXPECT_FALSE(engine.step());
+  EXPECT_EQ(engine.num_kv_blocks_in_use(), 0);
+}
+
+}  // namespace
+}  // namespace attnrt

@@ -127,6 +127,12 @@ RequestId Engine::add_request(std::span<const std::int32_t> prompt, int max_toke
   return id;
 }
 
+void Engine::abort_request(RequestId id) {
+  scheduler_.abort_request(id);  // throws for an id that is not queued or running
+  records_[static_cast<std::size_t>(id)].aborted = true;
+  ++num_aborted_;
+}
+
 void Engine::run(const std::function<void(const Engine&)>& on_step) {
   while (step()) {
     if (on_step) on_step(*this);

@@ -32,6 +32,7 @@ Scheduler::Scheduler(const EngineConfig& config, const KVCacheConfig& kv_cache_c
   running_.reserve(seqs);
   scheduled_.reserve(seqs);
   finished_.reserve(seqs);
+  aborted_.reserve(seqs);
   released_.reserve(seqs);
   slot_used_.assign(seqs, 0);
   first_new_column_.assign(static_cast<std::size_t>(blocks_.num_groups()), 0);
@@ -86,6 +87,8 @@ const SchedulerOutput& Scheduler::schedule() {
   released_.clear();
   free_requests_.insert(free_requests_.end(), finished_.begin(), finished_.end());
   finished_.clear();
+  free_requests_.insert(free_requests_.end(), aborted_.begin(), aborted_.end());
+  aborted_.clear();
   scheduled_.clear();
 
   int token_budget = max_num_batched_tokens_;
@@ -198,6 +201,37 @@ void Scheduler::finish(Request& request) {
   request.slot = -1;
   request.status = RequestStatus::finished;
   finished_.push_back(&request);
+}
+
+void Scheduler::abort_request(RequestId id) {
+  if (awaiting_output_) {
+    fail(
+        "scheduler: abort_request({}) between schedule() and update_from_output(); abort "
+        "between steps",
+        id);
+  }
+  const auto is_id = [id](const Request* request) { return request->id == id; };
+  if (const auto it = std::ranges::find_if(running_, is_id); it != running_.end()) {
+    Request& request = **it;
+    running_.erase(it);
+    blocks_.free(request);
+    released_.push_back({request.id, request.slot});  // the engine empties its row next step
+    slot_used_[static_cast<std::size_t>(request.slot)] = 0;
+    request.slot = -1;
+    request.status = RequestStatus::finished;
+    aborted_.push_back(&request);
+  } else if (const auto queued = std::ranges::find_if(waiting_, is_id); queued != waiting_.end()) {
+    Request& request = **queued;  // holds no blocks and no slot
+    waiting_.erase(queued);
+    request.status = RequestStatus::finished;
+    aborted_.push_back(&request);
+  } else if (id >= 0 && id < next_id_) {
+    fail("scheduler: cannot abort request {}: it already finished or was aborted", id);
+  } else {
+    fail("scheduler: cannot abort request {}: no such request ({} were added, ids from 0)", id,
+         next_id_);
+  }
+  ++num_aborted_;
 }
 
 void Scheduler::fail_shortfall(const Request& request, int num_tokens) const {

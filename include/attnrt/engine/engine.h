@@ -48,6 +48,7 @@ struct RequestRecord {
   std::vector<std::int32_t> output;  // generated tokens, in order
   std::vector<float> logits;         // [output.size(), vocab] when record_logits
   bool finished = false;
+  bool aborted = false;  // cancelled by abort_request; `output` holds what it generated until then
 };
 
 class Engine {
@@ -61,6 +62,10 @@ class Engine {
 
   // Queues a request (ids 0, 1, ... in order); see Scheduler::add_request for its errors.
   RequestId add_request(std::span<const std::int32_t> prompt, int max_tokens);
+  // Cancels a queued or running request between steps (Scheduler::abort_request): its KV blocks
+  // are free at once, its record is marked aborted. Throws Error, changing nothing, for an
+  // unknown, finished or already aborted id.
+  void abort_request(RequestId id);
   // Runs one step; false when no request is left.
   bool step();
   // Steps until every request finished, calling `on_step` after each step.
@@ -69,6 +74,7 @@ class Engine {
 
   std::span<const RequestRecord> requests() const { return records_; }
   int num_finished() const { return num_finished_; }
+  int num_aborted() const { return num_aborted_; }
   const EngineStats& stats() const { return stats_; }
   int num_kv_blocks_in_use() const;
   int num_kv_blocks() const;  // usable manager blocks (the null block excluded)
@@ -80,6 +86,11 @@ class Engine {
   const TinyTransformer& model() const { return model_; }
   const KVCacheAllocation& kv_cache() const { return kv_cache_; }
   const BatchExecutionDescriptor& last_descriptor() const { return descriptor_; }
+  // Read-only views of the step state, for consistency checks (the soak test): the requests and
+  // their blocks, the block-table rows and slot mappings, and the last step's batch layout.
+  const Scheduler& scheduler() const { return scheduler_; }
+  const BlockTables& block_tables() const { return block_tables_; }
+  const InputBatch& input_batch() const { return batch_; }
 
  private:
   // Start-up (engine_capture.cc): FULL graphs built at their padded sizes, then mark_captured.
@@ -126,6 +137,7 @@ class Engine {
 
   std::vector<RequestRecord> records_;  // by request id
   int num_finished_ = 0;
+  int num_aborted_ = 0;
   EngineStats stats_;
 };
 

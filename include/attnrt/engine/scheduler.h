@@ -45,11 +45,19 @@ class Scheduler {
   // finished requests stay readable until the next schedule().
   std::span<const Request* const> update_from_output(std::span<const std::int32_t> sampled);
 
+  // Cancels a waiting, preempted or running request (vLLM's finish_requests with
+  // FINISHED_ABORTED): its blocks go back to the pool at once, its slot is reported in the next
+  // schedule()'s `finished` like a finished request's, and it is never scheduled again. Call it
+  // between steps. Throws Error, changing nothing, for an unknown, finished or already aborted
+  // id, or between schedule() and update_from_output().
+  void abort_request(RequestId id);
+
   bool has_unfinished_requests() const { return !waiting_.empty() || !running_.empty(); }
   int num_waiting() const { return static_cast<int>(waiting_.size()); }
   int num_running() const { return static_cast<int>(running_.size()); }
   std::span<const Request* const> running() const { return running_; }  // admission order
   std::int64_t num_preemptions() const { return num_preemptions_; }     // since construction
+  std::int64_t num_aborted() const { return num_aborted_; }             // since construction
   const BlockPool& block_pool() const { return blocks_.pool(); }
   const KVBlockManager& block_manager() const { return blocks_; }
 
@@ -82,12 +90,14 @@ class Scheduler {
   std::vector<std::uint8_t> slot_used_;
   std::vector<Request*> scheduled_;        // output_.scheduled's requests, mutable
   std::vector<Request*> finished_;         // by the last update_from_output
+  std::vector<Request*> aborted_;          // since the last schedule(), recycled by the next
   std::vector<ReleasedRequest> released_;  // finished slots, reported by the next schedule()
   std::vector<int> first_new_column_;      // scratch: per group
   SchedulerOutput output_;
   bool awaiting_output_ = false;
   RequestId next_id_ = 0;
   std::int64_t num_preemptions_ = 0;
+  std::int64_t num_aborted_ = 0;
 };
 
 }  // namespace attnrt
