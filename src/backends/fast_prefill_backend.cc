@@ -77,6 +77,10 @@ std::vector<KernelBlockSize> FastPrefillBackend::get_supported_kernel_block_size
   return wrapped_->get_supported_kernel_block_sizes(spec);
 }
 
+bool FastPrefillBackend::supports_head_size(int head_size) const {
+  return wrapped_->supports_head_size(head_size);
+}
+
 std::vector<KVCacheLayout> FastPrefillBackend::supported_kv_cache_layouts() const {
   return wrapped_->supported_kv_cache_layouts();
 }

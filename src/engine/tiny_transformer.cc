@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "attnrt/attention/cg_support.h"
 #include "attnrt/core/checked_math.h"
 #include "attnrt/core/error.h"
 
@@ -17,9 +18,9 @@ int index_of(const ForwardContext& forward_context, const AttentionLayer& layer)
 
 // The rows a step may ask logits for: one per request, plus its draft tokens.
 int max_logits_rows(const EngineConfig& config, int max_num_tokens) {
-  const int per_request = 1 + std::max(0, config.speculative.num_speculative_tokens);
-  const int rows = std::max(1, config.scheduler.max_num_seqs) * per_request;
-  return std::min(rows, max_num_tokens);
+  const std::int64_t rows = std::int64_t{std::max(1, config.scheduler.max_num_seqs)} *
+                           max_decode_query_len(config.speculative);
+  return static_cast<int>(std::min<std::int64_t>(rows, max_num_tokens));
 }
 
 TinyTransformerOptions options_of(std::uint64_t seed, DType weight_dtype) {

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attnrt/attention/cg_support.h"
 #include "attnrt/backends/builtin_backends.h"
 #include "attnrt/config/config_loader.h"
 #include "attnrt/runner/attn_metadata.h"
@@ -121,7 +122,7 @@ class StepWorkload {
   static CUDAGraphMode resolve(const EngineConfig& config, const AttentionCGSupportInfo& support) {
     return resolve_cudagraph_mode(CUDAGraphMode::parse(config.compilation.cudagraph_mode),
                                   support.min_cg_support, support.min_cg_attn_backend,
-                                  1 + config.speculative.num_speculative_tokens,
+                                  max_decode_query_len(config.speculative),
                                   config.compilation.attention_split_piecewise)
         .mode;
   }

@@ -67,6 +67,7 @@ class FastPrefillBackend : public AttentionBackend {
   std::string name() const override;       // "FastPrefill" + wrapped name
   std::string group_key() const override;  // "FastPrefill:" + wrapped group key
   bool supports_spec_kind(KVSpecKind kind) const override;
+  bool supports_head_size(int head_size) const override;
   std::vector<KernelBlockSize> get_supported_kernel_block_sizes(
       const KVCacheSpec& spec) const override;
   std::vector<KVCacheLayout> supported_kv_cache_layouts() const override;

@@ -25,7 +25,8 @@ using cpu_flash::CacheView;
 
 // The kernels index their per-thread tiles with int offsets of up to kMaxRows rows (plus a few) of
 // one head's entries; past this width those offsets could wrap.
-constexpr int kMaxHeadSize = std::numeric_limits<int>::max() / (2 * cpu_flash::kMaxRows);
+constexpr int kMaxHeadSize = CpuFlashBackend::kMaxHeadSize;
+static_assert(kMaxHeadSize == std::numeric_limits<int>::max() / (2 * cpu_flash::kMaxRows));
 
 cpu_flash::Mask mask_of(const AttentionShape& shape, bool causal) {
   using cpu_flash::MaskKind;

@@ -32,6 +32,9 @@ class CpuFlashBackend : public AttentionBackend {
   std::string name() const override { return "CPU_FLASH"; }
   // Everything CPU_REFERENCE serves: full, sliding-window, chunked-local, MLA and cross.
   bool supports_spec_kind(KVSpecKind kind) const override;
+  // Any width (scalar tails), up to the int offsets of its per-thread tiles of 128 rows.
+  bool supports_head_size(int head_size) const override { return head_size <= kMaxHeadSize; }
+  static constexpr int kMaxHeadSize = 8388607;  // INT_MAX / 256
   // The kernels walk the block table per key, so any kernel block size works: [MultipleOf(1)].
   std::vector<KernelBlockSize> get_supported_kernel_block_sizes(
       const KVCacheSpec& spec) const override;
