@@ -88,6 +88,7 @@ Engine::Engine(const EngineConfig& config, EngineOptions options)
       options_(std::move(options)),
       registry_(registry_for(config_, options_)),
       plan_(executable_plan(config_, registry_)),
+      model_(config_, plan_.kv.forward_context, model_options(options_, plan_)),
       kv_cache_(allocate_and_bind(config_, plan_)),
       block_tables_(
           BlockTables::from_config(config_, plan_.kv.kv_cache_config, plan_.backends.attn_groups)),
@@ -95,7 +96,6 @@ Engine::Engine(const EngineConfig& config, EngineOptions options)
       graphs_(graph_options(config_, plan_)),
       metadata_(plan_.backends.attn_groups),
       layer_groups_(plan_.kv.forward_context, plan_.backends.attn_groups),
-      model_(config_, plan_.kv.forward_context, model_options(options_, plan_)),
       work_(model_),
       scheduler_(config_, plan_.kv.kv_cache_config) {
   const auto max_tokens = static_cast<std::size_t>(config_.scheduler.max_num_batched_tokens);

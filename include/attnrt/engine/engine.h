@@ -113,6 +113,9 @@ class Engine {
   EngineOptions options_;
   BackendRegistry registry_;
   AttentionPlan plan_;
+  // Before the KV cache: the model refuses a config its weights or step buffers cannot hold
+  // before gigabytes of cache are allocated and zeroed.
+  TinyTransformer model_;
   KVCacheAllocation kv_cache_;
   BlockTables block_tables_;
   InputBatch batch_;
@@ -121,7 +124,6 @@ class Engine {
   AttentionMetadataByLayer metadata_;
   LayerGroupIndex layer_groups_;
   CapturedGraphs captured_;
-  TinyTransformer model_;
   LayerWorkModel work_;
   Scheduler scheduler_;
 
