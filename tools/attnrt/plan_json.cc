@@ -4,17 +4,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <map>
+#include <unordered_map>
 
 #include "attnrt/config/config_loader.h"
 #include "plan_report.h"
 
 namespace attnrt::cli {
 namespace {
-
-std::map<std::string, std::string> sharing_targets(const KVCachePlan& plan) {
-  return {plan.shared_layers.begin(), plan.shared_layers.end()};
-}
 
 nlohmann::json kv_cache_json(const EngineConfig& config, const AttentionPlan& attention) {
   const KVCachePlan& plan = attention.kv;
@@ -93,25 +89,34 @@ nlohmann::json checks_json(const AttentionPlan& plan) {
 
 }  // namespace
 
-nlohmann::json bindings_json(const KVCachePlan& plan) {
-  std::map<std::string, const LayerViewGeometry*> view_of;
-  for (const LayerViewGeometry& view : plan.views) view_of[view.layer] = &view;
-  const auto targets = sharing_targets(plan);
-  nlohmann::json bindings = nlohmann::json::array();
+std::vector<LayerBinding> layer_bindings(const KVCachePlan& plan) {
+  std::unordered_map<std::string_view, const LayerViewGeometry*> view_of;
+  view_of.reserve(plan.views.size());
+  for (const LayerViewGeometry& view : plan.views) view_of.emplace(view.layer, &view);
+  std::unordered_map<std::string_view, const std::string*> target_of;
+  for (const auto& [layer, target] : plan.shared_layers) target_of.emplace(layer, &target);
+  std::vector<LayerBinding> bindings;
+  bindings.reserve(plan.forward_context.size());
   for (const AttentionLayer& layer : plan.forward_context.layers()) {
-    auto target = targets.find(layer.name());
-    const std::string& owner = target == targets.end() ? layer.name() : target->second;
-    auto view = view_of.find(owner);
+    const auto target = target_of.find(layer.name());
+    const std::string* owner = target == target_of.end() ? &layer.name() : target->second;
+    const auto view = view_of.find(*owner);
     if (view == view_of.end()) continue;  // encoder-only layers keep no cache
-    const LayerViewGeometry& v = *view->second;
-    bindings.push_back({{"layer", layer.name()},
+    bindings.push_back({&layer.name(), owner, view->second});
+  }
+  return bindings;
+}
+
+nlohmann::json bindings_json(const KVCachePlan& plan) {
+  nlohmann::json bindings = nlohmann::json::array();
+  for (const LayerBinding& b : layer_bindings(plan)) {
+    bindings.push_back({{"layer", *b.layer},
                         {"buffer", 0},
-                        {"offset_bytes", v.byte_offset},
-                        {"shape", v.shape},
-                        {"strides", v.strides},
-                        {"dtype", dtype_name(v.dtype)},
-                        {"shares_with", target == targets.end() ? nlohmann::json(nullptr)
-                                                                : nlohmann::json(owner)}});
+                        {"offset_bytes", b.view->byte_offset},
+                        {"shape", b.view->shape},
+                        {"strides", b.view->strides},
+                        {"dtype", dtype_name(b.view->dtype)},
+                        {"shares_with", b.shares() ? nlohmann::json(*b.owner) : nlohmann::json()}});
   }
   return bindings;
 }

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,7 +21,16 @@ nlohmann::json plan_to_json(const EngineConfig& config, const AttentionPlan& pla
 std::string plan_to_text(const EngineConfig& config, const AttentionPlan& plan,
                          const std::optional<KVCachePlan>& without_sharing);
 
-// Per layer, in execution order: where its KV view lives and which layer it shares with.
+// Where one layer's KV view lives; `owner` is the layer itself or the one it shares with.
+struct LayerBinding {
+  const std::string* layer = nullptr;
+  const std::string* owner = nullptr;
+  const LayerViewGeometry* view = nullptr;
+  bool shares() const { return owner != layer; }
+};
+
+// Per layer with a cache, in execution order; one hash lookup per layer (100 000-layer plans).
+std::vector<LayerBinding> layer_bindings(const KVCachePlan& plan);
 nlohmann::json bindings_json(const KVCachePlan& plan);
 // `names` in execution order.
 std::vector<std::string> ordered_layers(const AttentionPlan& plan,

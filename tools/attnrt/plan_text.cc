@@ -162,14 +162,11 @@ std::string plan_to_text(const EngineConfig& config, const AttentionPlan& plan,
   cudagraph_section(out, plan);
   checks_section(out, config, plan);
   out.line("bindings:");
-  for (const nlohmann::json& b : bindings_json(plan.kv)) {
-    const std::string shares =
-        b["shares_with"].is_null()
-            ? std::string()
-            : fmt::format("  (shares {})", b["shares_with"].get<std::string>());
-    out.line("  {:<40} offset {:>14}  {}{}  strides {}{}", b["layer"].get<std::string>(),
-             b["offset_bytes"].get<std::int64_t>(), b["dtype"].get<std::string>(),
-             b["shape"].dump(), b["strides"].dump(), shares);
+  for (const LayerBinding& b : layer_bindings(plan.kv)) {
+    const LayerViewGeometry& v = *b.view;
+    out.line("  {:<40} offset {:>14}  {}[{}]  strides [{}]{}", *b.layer, v.byte_offset,
+             dtype_name(v.dtype), fmt::join(v.shape, ","), fmt::join(v.strides, ","),
+             b.shares() ? "  (shares " + *b.owner + ")" : std::string());
   }
   return out.take();
 }
