@@ -231,6 +231,22 @@ TEST(BlockTablesTest, StaleSlotsOfALargerStepNeverSurvive) {
             (Slots{12, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}));
 }
 
+// Found by fuzz_step_inputs: offsets that fall back read and wrote outside the step's tokens.
+TEST(BlockTablesTest, DescendingQueryStartLocIsAnErrorThatWritesNothing) {
+  BlockTables tables({dense_group(16, 16, 4)}, 2, 8, 32);
+  append(tables, 0, {{2}}, true);
+  append(tables, 1, {{3}}, true);
+  tables.compute_slot_mappings(Ids{0, 1}, std::vector<std::int32_t>{0, 1, 2}, Slots{0, 0}, 2);
+  const std::string message = error_of([&] {
+    tables.compute_slot_mappings(Ids{0, 1}, std::vector<std::int32_t>{0, 3, 2}, Slots{0, 1, 2},
+                                 3);
+  });
+  EXPECT_NE(message.find("query_start_loc[2] = 2 is below query_start_loc[1] = 3"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(slots(tables, 0), (Slots{32, 48}));  // the previous step's mapping, untouched
+}
+
 TEST(BlockTablesTest, PositionsPastTheRequestsBlocksAreAnError) {
   BlockTables tables({dense_group(16, 16, 4)}, 1, 8, 32);
   append(tables, 0, {{2}}, true);
