@@ -3,8 +3,6 @@
 
 #include "attnrt/runner/attn_utils.h"
 
-#include <ranges>
-
 namespace attnrt {
 
 std::set<std::string> get_kv_sharing_fast_prefill_eligible_layers(
@@ -15,7 +13,10 @@ std::set<std::string> get_kv_sharing_fast_prefill_eligible_layers(
   // Layers are in execution order, so the eligible ones are the trailing run of sharing layers
   // (none without sharing layers). Draft layers register after the target's and are stepped
   // over, neither collected nor ending the run.
-  for (const AttentionLayer& layer : std::views::reverse(forward_context.layers())) {
+  // rbegin/rend rather than std::views::reverse, which clang-14 cannot use with libstdc++ 12.
+  const auto& layers = forward_context.layers();
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+    const AttentionLayer& layer = *it;
     if (draft_layer_names != nullptr && draft_layer_names->contains(layer.name())) continue;
     if (!layer.shares_kv()) break;
     eligible.insert(layer.name());
