@@ -10,74 +10,22 @@
 // check_against_dense whole.
 
 #include <gtest/gtest.h>
-#include <malloc.h>
 #include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <new>
 #include <span>
 #include <vector>
 
 #include "attnrt/engine/dense_reference.h"
 #include "attnrt/engine/engine_workload.h"
 #include "soak/engine_soak_driver.h"
-
-namespace {
-
-// Bytes live on the heap, as in scheduler_soak_test.cc: the replaced operator new/delete below
-// count them; "no memory growth" has to observe the whole process, hence the one global.
-std::atomic<std::int64_t> g_live_bytes{0};
-
-void* counted_alloc(std::size_t size) {
-  void* pointer = std::malloc(size == 0 ? 1 : size);
-  if (pointer == nullptr) throw std::bad_alloc();
-  g_live_bytes += static_cast<std::int64_t>(malloc_usable_size(pointer));
-  return pointer;
-}
-
-void counted_free(void* pointer) noexcept {
-  if (pointer == nullptr) return;
-  g_live_bytes -= static_cast<std::int64_t>(malloc_usable_size(pointer));
-  std::free(pointer);
-}
-
-}  // namespace
-
-void* operator new(std::size_t size) {
-  return counted_alloc(size);
-}
-void* operator new[](std::size_t size) {
-  return counted_alloc(size);
-}
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return counted_alloc(size);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  return operator new(size, std::nothrow);
-}
-void operator delete(void* pointer) noexcept {
-  counted_free(pointer);
-}
-void operator delete[](void* pointer) noexcept {
-  counted_free(pointer);
-}
-void operator delete(void* pointer, std::size_t) noexcept {
-  counted_free(pointer);
-}
-void operator delete[](void* pointer, std::size_t) noexcept {
-  counted_free(pointer);
-}
+#include "soak/heap_counter.h"
 
 namespace attnrt {
 namespace {
@@ -165,7 +113,7 @@ struct MemorySamples {
   std::int64_t peak_second_half = 0;  // steps/2 .. steps
 
   void after_step(const EngineSoakDriver& driver, const SoakSettings& settings, int step) {
-    const std::int64_t heap = g_live_bytes.load() - driver.record_bytes();
+    const std::int64_t heap = soak::live_heap_bytes() - driver.record_bytes();
     if (step + 1 == settings.warmup_steps) {
       heap_warm = heap;
       rss_warm = resident_bytes() - driver.record_bytes();
@@ -177,7 +125,7 @@ struct MemorySamples {
     }
   }
   void at_end(const EngineSoakDriver& driver) {
-    heap_end = g_live_bytes.load() - driver.record_bytes();
+    heap_end = soak::live_heap_bytes() - driver.record_bytes();
     rss_end = resident_bytes() - driver.record_bytes();
   }
 };
@@ -246,7 +194,7 @@ TEST(EngineSoakTest, RandomTrafficAndCancellationsKeepBlocksTablesAndSlotsConsis
   EngineSoakDriver driver(settings);
   MemorySamples memory;
   memory.rss_start = resident_bytes();
-  memory.heap_start = g_live_bytes.load();
+  memory.heap_start = soak::live_heap_bytes();
   run_soak(driver, settings, [&](int step) { memory.after_step(driver, settings, step); });
   if (::testing::Test::HasFatalFailure()) return;
   const double seconds = seconds_since(start);

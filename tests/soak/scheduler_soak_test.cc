@@ -4,69 +4,17 @@
 // finished with exactly its tokens and every block is free; the heap does not grow once warm.
 
 #include <gtest/gtest.h>
-#include <malloc.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <new>
 #include <random>
 #include <span>
 #include <vector>
 
 #include "attnrt/engine/scheduler.h"
-
-namespace {
-
-// Bytes live on the heap; counted by the replaced operator new/delete below. A process-wide
-// counter is what "no memory growth" has to observe, hence the one global of this binary.
-std::atomic<std::int64_t> g_live_bytes{0};
-
-void* counted_alloc(std::size_t size) {
-  void* pointer = std::malloc(size == 0 ? 1 : size);
-  if (pointer == nullptr) throw std::bad_alloc();
-  g_live_bytes += static_cast<std::int64_t>(malloc_usable_size(pointer));
-  return pointer;
-}
-
-void counted_free(void* pointer) noexcept {
-  if (pointer == nullptr) return;
-  g_live_bytes -= static_cast<std::int64_t>(malloc_usable_size(pointer));
-  std::free(pointer);
-}
-
-}  // namespace
-
-void* operator new(std::size_t size) {
-  return counted_alloc(size);
-}
-void* operator new[](std::size_t size) {
-  return counted_alloc(size);
-}
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return counted_alloc(size);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  return operator new(size, std::nothrow);
-}
-void operator delete(void* pointer) noexcept {
-  counted_free(pointer);
-}
-void operator delete[](void* pointer) noexcept {
-  counted_free(pointer);
-}
-void operator delete(void* pointer, std::size_t) noexcept {
-  counted_free(pointer);
-}
-void operator delete[](void* pointer, std::size_t) noexcept {
-  counted_free(pointer);
-}
+#include "soak/heap_counter.h"
 
 namespace attnrt {
 namespace {
@@ -205,7 +153,7 @@ TEST(SchedulerSoakTest, RandomTrafficFinishesEveryRequestWithoutLosingBlocksOrMe
     driver.maybe_add_request();
     driver.run_step(step);
     if (::testing::Test::HasFatalFailure()) return;
-    const std::int64_t live = g_live_bytes.load();
+    const std::int64_t live = soak::live_heap_bytes();
     if (step >= kSteps / 2) {
       peak_second_half = std::max(peak_second_half, live);
     } else if (step >= kWarmupSteps) {
