@@ -21,14 +21,17 @@ TEST(CheckedMathTest, ExactResultsWhenTheyFit) {
 }
 
 TEST(CheckedMathTest, OverflowNamesTheQuantity) {
-  EXPECT_EQ(error_of([] { checked_product("page bytes of layer l0", 1u << 20, 1u << 20, 1u << 20,
-                                          1u << 20); }),
+  EXPECT_EQ(error_of([] {
+              checked_product("page bytes of layer l0", 1u << 20, 1u << 20, 1u << 20, 1u << 20);
+            }),
             "page bytes of layer l0: 1152921504606846976 x 1048576 does not fit in 64 bits");
-  EXPECT_NE(error_of([] { checked_add(std::numeric_limits<std::uint64_t>::max(), 1, "sum"); })
-                .find("sum: "),
+  EXPECT_NE(error_of([] {
+              checked_add(std::numeric_limits<std::uint64_t>::max(), 1, "sum");
+            }).find("sum: "),
             std::string::npos);
-  EXPECT_NE(error_of([] { checked_cast<int>(std::uint64_t{1} << 31, "blocks"); })
-                .find("blocks: 2147483648 is larger than the largest supported value 2147483647"),
+  EXPECT_NE(error_of([] {
+              checked_cast<int>(std::uint64_t{1} << 31, "blocks");
+            }).find("blocks: 2147483648 is larger than the largest supported value 2147483647"),
             std::string::npos);
 }
 

@@ -2,6 +2,8 @@
 // its bound is refused naming its JSON path, each value at its bound is accepted, and the rules
 // plain JSON leaves open (duplicate keys, nesting, numbers beyond a double) are errors.
 
+#include "attnrt/config/config_limits.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,7 +12,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "attnrt/config/config_limits.h"
 #include "attnrt/config/config_loader.h"
 #include "error_of.h"
 
@@ -80,7 +81,8 @@ TEST(ConfigLimitsTest, LimitsThatNeedTheirNeighbours) {
   // max_num_batched_tokens must also cover max_num_seqs, and the tensor-parallel size divide the
   // heads: their upper bounds are checked with neighbours that allow them.
   json config = base_config();
-  config["scheduler"] = {{"max_num_seqs", 1}, {"max_num_batched_tokens", limits::kMaxBatchedTokens}};
+  config["scheduler"] = {{"max_num_seqs", 1},
+                         {"max_num_batched_tokens", limits::kMaxBatchedTokens}};
   EXPECT_EQ(error_of([&] { load_config_json(config); }), "(no error)");
   config["scheduler"]["max_num_batched_tokens"] = limits::kMaxBatchedTokens + 1;
   EXPECT_NE(error_of([&] { load_config_json(config); }).find("scheduler.max_num_batched_tokens: "),
@@ -103,8 +105,9 @@ TEST(ConfigLimitsTest, DuplicateKeysAreNamed) {
 
 TEST(ConfigLimitsTest, NumbersBeyondADoubleNameTheirPath) {
   const std::string text = R"({"model": {"max_model_len": 1e400, "layers": []}})";
-  EXPECT_EQ(error_of([&] { load_config_text(text, "big.json"); })
-                .rfind("model.max_model_len: the number 1e400 is out of range", 0),
+  EXPECT_EQ(error_of([&] {
+              load_config_text(text, "big.json");
+            }).rfind("model.max_model_len: the number 1e400 is out of range", 0),
             0u);
 }
 
@@ -150,16 +153,18 @@ TEST(ConfigLimitsTest, ProfilesMustReadTheCacheLayoutAndBoundOnlyGraphs) {
   config["backends"] = json::parse(
       R"([{"name": "P", "cudagraph_support": "ALWAYS", "kv_cache_layouts": ["BLHNC"]}])");
   config["model"]["layers"][0]["backend"] = "P";
-  EXPECT_NE(error_of([&] { load_config_json(config); })
-                .rfind("backends[0].kv_cache_layouts: profile \"P\"", 0),
+  EXPECT_NE(error_of([&] {
+              load_config_json(config);
+            }).rfind("backends[0].kv_cache_layouts: profile \"P\"", 0),
             std::string::npos);
   config["cache"] = {{"layout", "BLHNC"}};
   EXPECT_EQ(error_of([&] { load_config_json(config); }), "(no error)");
 
   config["backends"][0]["cudagraph_support"] = "NEVER";
   config["backends"][0]["varlen_cudagraph_max_query_len"] = 4;
-  EXPECT_EQ(error_of([&] { load_config_json(config); })
-                .rfind("backends[0].varlen_cudagraph_max_query_len: ", 0),
+  EXPECT_EQ(error_of([&] {
+              load_config_json(config);
+            }).rfind("backends[0].varlen_cudagraph_max_query_len: ", 0),
             0u);
 }
 
@@ -176,8 +181,9 @@ TEST_F(ConfigFileTest, PathsThatAreNoConfigFileSaySo) {
             std::string::npos);
   EXPECT_NE(error_of([&] { load_config_file("/dev/zero"); }).find("is not a regular file"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { load_config_file((dir_ / "missing.json").string()); })
-                .find("cannot open the config file (No such file or directory)"),
+  EXPECT_NE(error_of([&] {
+              load_config_file((dir_ / "missing.json").string());
+            }).find("cannot open the config file (No such file or directory)"),
             std::string::npos);
   EXPECT_NE(error_of([&] { load_config_file(""); }).find("the config path is empty"),
             std::string::npos);
@@ -186,9 +192,9 @@ TEST_F(ConfigFileTest, PathsThatAreNoConfigFileSaySo) {
   std::ofstream(huge) << std::string(limits::kMaxConfigBytes + 1, ' ');
   EXPECT_NE(error_of([&] { load_config_file(huge.string()); }).find("larger than 64 MiB"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { load_config_file((huge / "child").string()); })
-                .find("(Not a directory)"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { load_config_file((huge / "child").string()); }).find("(Not a directory)"),
+      std::string::npos);
 }
 
 }  // namespace

@@ -17,8 +17,8 @@ TEST(PrintableTest, EscapesControlBytesDelAndBrokenUtf8) {
   EXPECT_EQ(printable("nul\0end"s), "nul\\x00end");
   EXPECT_EQ(printable("del\x7f"), "del\\x7f");
   EXPECT_EQ(printable("bad\xff\xfe"), "bad\\xff\\xfe");
-  EXPECT_EQ(printable("\xc3"), "\\xc3");              // truncated sequence
-  EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf");     // overlong '/'
+  EXPECT_EQ(printable("\xc3"), "\\xc3");                    // truncated sequence
+  EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf");           // overlong '/'
   EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a UTF-16 surrogate
 }
 

@@ -79,9 +79,10 @@ class StrictDomBuilder {
   bool parse_error(std::size_t position, const std::string& token,
                    const nlohmann::detail::exception& error) {
     if (error.id == 406) {  // out_of_range.406: a number beyond a double's range
-      fail("{}: the number {} is out of range (a JSON number here must fit a double, at most "
-           "about 1.8e308)",
-           shown(next_path()), printable(token));
+      fail(
+          "{}: the number {} is out of range (a JSON number here must fit a double, at most "
+          "about 1.8e308)",
+          shown(next_path()), printable(token));
     }
     const std::string path = next_path();
     const std::string where = path.empty() ? "" : fmt::format(", inside {}", printable(path, 80));

@@ -66,8 +66,8 @@ CLI::Validator one_of(std::span<const std::string_view> names, std::string_view 
         }
         const std::string_view nearest = nearest_name(text, names);
         if (!nearest.empty()) {
-          return fmt::format("\"{}\" is not {}; did you mean {}? (one of {})",
-                             printable(text, 64), description, nearest, join(names));
+          return fmt::format("\"{}\" is not {}; did you mean {}? (one of {})", printable(text, 64),
+                             description, nearest, join(names));
         }
         return fmt::format("\"{}\" is not {}; use one of {}", printable(text, 64), description,
                            join(names));
