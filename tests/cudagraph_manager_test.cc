@@ -207,19 +207,24 @@ TEST(CudaGraphManagerTest, RejectsBadOptions) {
   EXPECT_THROW(manager.dispatch(-1, 2, None), Error);
 }
 
-// A decode width near INT_MAX: the exact varlen graphs stop at the cap, nothing wraps.
-TEST(CudaGraphManagerTest, DecodeWidthNearIntMaxStaysWithinTheCap) {
-  CudaGraphManagerOptions o = options(M::FULL_AND_PIECEWISE, {1, 2, 4}, 65536, 2147483647);
+// The widest decode (1 + 128 speculative tokens): the exact varlen graphs stop at the cap. Wider
+// ones, and caps past the config's 2^21 tokens, are refused (their lists took minutes to build).
+TEST(CudaGraphManagerTest, WidestDecodeStaysWithinTheCapAndWiderIsRefused) {
+  EXPECT_THROW(CudaGraphManager(options(M::FULL_AND_PIECEWISE, {1, 2, 4}, 65536, 2147483647)),
+               Error);
+  EXPECT_THROW(CudaGraphManager(options(M::FULL_AND_PIECEWISE, {1, 2, (1 << 21) + 1}, 65536, 1)),
+               Error);
+  CudaGraphManagerOptions o = options(M::FULL_AND_PIECEWISE, {1, 2, 4}, 65536, 129);
   o.varlen_decode = true;
   const CudaGraphManager manager = captured(o);
-  const int bound = 2147483647;
+  const int bound = 129;
   EXPECT_EQ(manager.capture_descriptors(M::FULL),
             (Descriptors{desc(M::FULL, 4, 1, None, bound), desc(M::FULL, 4, 2, None, bound),
                          desc(M::FULL, 4, 4, None, bound), desc(M::FULL, 3, 1, None, bound),
                          desc(M::FULL, 2, 1, None, bound), desc(M::FULL, 2, 2, None, bound),
                          desc(M::FULL, 1, 1, None, bound)}));
   // Without varlen: a decode request is wider than every size, so no uniform graph.
-  EXPECT_TRUE(captured(options(M::FULL_AND_PIECEWISE, {1, 2, 4}, 65536, 2147483647))
+  EXPECT_TRUE(captured(options(M::FULL_AND_PIECEWISE, {1, 2, 4}, 65536, 129))
                   .capture_descriptors(M::FULL)
                   .empty());
 }

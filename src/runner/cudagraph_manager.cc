@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "attnrt/attention/cg_support.h"
+#include "attnrt/config/config_limits.h"
 #include "attnrt/core/error.h"
 
 namespace attnrt {
@@ -184,15 +185,22 @@ CudaGraphManagerOptions validated(CudaGraphManagerOptions options) {
   if (options.max_num_reqs < 1) {
     fail("max_num_reqs must be at least 1 (got {})", options.max_num_reqs);
   }
-  if (options.decode_query_len < 1) {
-    fail("decode_query_len must be at least 1 (got {}); it is 1 + speculative tokens",
-         options.decode_query_len);
+  // The config's bounds (config_limits.h) hold for hand-built options too: the descriptor lists
+  // grow with the cap and the decode width, so unbounded ones take minutes to build.
+  constexpr int kMaxDecodeQueryLen = 1 + limits::kMaxSpeculativeTokens;
+  if (options.decode_query_len < 1 || options.decode_query_len > kMaxDecodeQueryLen) {
+    fail("decode_query_len must be from 1 to {} (got {}); it is 1 + speculative tokens",
+         kMaxDecodeQueryLen, options.decode_query_len);
   }
   for (int size : options.capture_sizes) {
-    if (size < 1) fail("capture size {} is not a positive token count", size);
+    if (size < 1 || size > limits::kMaxBatchedTokens) {
+      fail("capture size {} is not a token count from 1 to {}", size, limits::kMaxBatchedTokens);
+    }
   }
-  if (options.max_capture_size && *options.max_capture_size < 1) {
-    fail("max_capture_size must be at least 1 (got {})", *options.max_capture_size);
+  if (options.max_capture_size &&
+      (*options.max_capture_size < 1 || *options.max_capture_size > limits::kMaxBatchedTokens)) {
+    fail("max_capture_size must be from 1 to {} (got {})", limits::kMaxBatchedTokens,
+         *options.max_capture_size);
   }
   for (int loras : options.lora_capture_cases) {
     if (loras < 0) fail("LoRA capture case {} is negative; cases count active adapters", loras);
