@@ -8,69 +8,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <numeric>
 #include <vector>
 
 #include "attnrt/core/error.h"
-#include "error_of.h"
+#include "scheduler_test_helpers.h"
 
 namespace attnrt {
 namespace {
 
-using testing::error_of;
-
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using Ids = std::vector<BlockId>;
-
-EngineConfig engine_config(int max_num_seqs, int max_num_batched_tokens, int max_model_len = 64) {
-  EngineConfig config;
-  config.scheduler.max_num_seqs = max_num_seqs;
-  config.scheduler.max_num_batched_tokens = max_num_batched_tokens;
-  config.model.max_model_len = max_model_len;
-  return config;
-}
-
-KVCacheConfig kv_config(std::int64_t num_blocks, std::vector<KVCacheSpec> specs) {
-  KVCacheConfig config;
-  config.num_blocks = num_blocks;
-  for (std::size_t g = 0; g < specs.size(); ++g) {
-    config.kv_cache_groups.push_back({{"layer" + std::to_string(g)}, specs[g]});
-  }
-  return config;
-}
-
-KVCacheSpec full(int block_size) {
-  return KVCacheSpec::full(block_size, 1, 8, DType::f32);
-}
-KVCacheSpec sliding(int block_size, int window) {
-  return KVCacheSpec::sliding(block_size, 1, 8, DType::f32, window);
-}
-
-std::vector<std::int32_t> prompt(int length, int first = 100) {
-  std::vector<std::int32_t> tokens(static_cast<std::size_t>(length));
-  std::iota(tokens.begin(), tokens.end(), first);
-  return tokens;
-}
-
-Ids new_ids(const SchedulerOutput& output, int index, int group) {
-  const auto ids = output.new_block_ids(index)[static_cast<std::size_t>(group)];
-  return Ids(ids.begin(), ids.end());
-}
-
-std::vector<int> chunk_sizes(const SchedulerOutput& output) {
-  std::vector<int> sizes;
-  for (const SchedulerEntry& entry : output.scheduled) sizes.push_back(entry.num_scheduled_tokens);
-  return sizes;
-}
-
-// Runs one step with sampled tokens `first`, `first + 1`, ...
-std::span<const Request* const> step(Scheduler& scheduler, std::int32_t first = 1000) {
-  const SchedulerOutput& output = scheduler.schedule();
-  std::vector<std::int32_t> sampled(output.scheduled.size());
-  std::iota(sampled.begin(), sampled.end(), first);
-  return scheduler.update_from_output(sampled);
-}
+using namespace scheduler_testing;
 
 TEST(SchedulerTest, AdmitsFirstComeFirstServedWithinTheTokenBudget) {
   Scheduler scheduler(engine_config(4, 10), kv_config(32, {full(4)}));
@@ -380,95 +326,6 @@ TEST(SchedulerTest, RejectsBadConfigsAndRequests) {
   EXPECT_THAT(error_of([&] { scheduler.schedule(); }), HasSubstr("called again before"));
   EXPECT_THAT(error_of([&] { scheduler.update_from_output({}); }),
               HasSubstr("got 0 sampled tokens for 1 scheduled requests"));
-}
-
-}  // namespace
-}  // namespace attnrt
-
-namespace attnrt {
-namespace {
-
-TEST(SchedulerAbortTest, FreesARunningRequestsBlocksAndReportsItsSlotNextStep) {
-  Scheduler scheduler(engine_config(4, 100), kv_config(16, {full(2)}));
-  scheduler.add_request(prompt(4), 5);  // slot 0, blocks 1, 2
-  scheduler.add_request(prompt(3), 5);  // slot 1, blocks 3, 4
-  step(scheduler);
-  scheduler.abort_request(1);
-  EXPECT_EQ(scheduler.num_running(), 1);
-  EXPECT_EQ(scheduler.num_aborted(), 1);
-  EXPECT_EQ(scheduler.block_pool().num_free(), 15 - 2);  // blocks 3 and 4 are back at once
-  EXPECT_TRUE(scheduler.block_pool().is_free(3));
-  scheduler.check_consistency();
-
-  // The next request takes the released slot; the step reports it so its row is emptied first.
-  scheduler.add_request(prompt(2), 1);
-  const SchedulerOutput& output = scheduler.schedule();
-  ASSERT_EQ(output.finished.size(), 1u);
-  EXPECT_EQ(output.finished[0].request_id, 1);
-  EXPECT_EQ(output.finished[0].slot, 1);
-  ASSERT_EQ(output.scheduled.size(), 2u);
-  EXPECT_EQ(output.scheduled[0].request->id, 0);
-  EXPECT_EQ(output.scheduled[1].request->id, 2);
-  EXPECT_EQ(output.scheduled[1].slot, 1);
-  // Freed blocks queue behind the never-used ones: request 0's third block is 5, then 6.
-  EXPECT_EQ(new_ids(output, 0, 0), (Ids{5}));
-  EXPECT_EQ(new_ids(output, 1, 0), (Ids{6}));
-  scheduler.update_from_output(std::vector<std::int32_t>{7, 8});
-  scheduler.check_consistency();
-}
-
-TEST(SchedulerAbortTest, RemovesAWaitingOrPreemptedRequestFromTheQueue) {
-  // Five usable blocks of 2 tokens: request 1 preempts itself on its fifth token (as above).
-  Scheduler scheduler(engine_config(4, 100), kv_config(6, {full(2)}));
-  scheduler.add_request(prompt(4), 4);
-  scheduler.add_request(prompt(4, 200), 3);
-  step(scheduler);
-  scheduler.add_request(prompt(2, 300), 3);  // waits: nobody is admitted in a preempting step
-  const SchedulerOutput& second = scheduler.schedule();
-  ASSERT_EQ(second.preempted.size(), 1u);
-  scheduler.update_from_output(std::vector<std::int32_t>{11});
-  ASSERT_EQ(scheduler.num_waiting(), 2);  // request 1 (preempted), then request 2
-
-  scheduler.abort_request(1);
-  scheduler.abort_request(2);
-  EXPECT_EQ(scheduler.num_waiting(), 0);
-  EXPECT_EQ(scheduler.num_aborted(), 2);
-  scheduler.check_consistency();
-  while (scheduler.has_unfinished_requests()) {
-    const SchedulerOutput& output = scheduler.schedule();
-    EXPECT_TRUE(output.finished.empty());  // neither aborted request held a slot
-    for (const SchedulerEntry& entry : output.scheduled) EXPECT_EQ(entry.request->id, 0);
-    scheduler.update_from_output(std::vector<std::int32_t>(output.scheduled.size(), 1));
-  }
-  EXPECT_EQ(scheduler.block_pool().num_free(), 5);
-}
-
-TEST(SchedulerAbortTest, RejectsUnknownFinishedAndAbortedIdsAndChangesNothing) {
-  Scheduler scheduler(engine_config(4, 100), kv_config(16, {full(2)}));
-  scheduler.add_request(prompt(3), 1);  // finishes after its first step
-  scheduler.add_request(prompt(3), 4);
-  scheduler.add_request(prompt(3), 4);
-  ASSERT_EQ(step(scheduler).size(), 1u);
-  scheduler.abort_request(2);
-  const int free_blocks = scheduler.block_pool().num_free();
-
-  EXPECT_THAT(error_of([&] { scheduler.abort_request(0); }),
-              HasSubstr("cannot abort request 0: it already finished or was aborted"));
-  EXPECT_THAT(error_of([&] { scheduler.abort_request(2); }),
-              HasSubstr("cannot abort request 2: it already finished or was aborted"));
-  EXPECT_THAT(error_of([&] { scheduler.abort_request(3); }),
-              HasSubstr("cannot abort request 3: no such request (3 were added"));
-  EXPECT_THAT(error_of([&] { scheduler.abort_request(-1); }), HasSubstr("no such request"));
-  scheduler.schedule();
-  EXPECT_THAT(error_of([&] { scheduler.abort_request(1); }),
-              HasSubstr("between schedule() and update_from_output()"));
-  scheduler.update_from_output(std::vector<std::int32_t>{5});
-
-  EXPECT_EQ(scheduler.num_aborted(), 1);
-  EXPECT_EQ(scheduler.num_running(), 1);
-  EXPECT_EQ(scheduler.num_waiting(), 0);
-  EXPECT_EQ(scheduler.block_pool().num_free(), free_blocks);  // request 1 still fits its 2 blocks
-  scheduler.check_consistency();
 }
 
 }  // namespace
