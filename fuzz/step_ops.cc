@@ -35,12 +35,18 @@ bool succeeds(Call&& call) {
 }  // namespace
 
 BatchSnapshot BatchSnapshot::of(const InputBatch& batch) {
-  return {batch.num_reqs(),          batch.num_tokens(),
-          batch.num_reqs_padded(),   batch.num_tokens_padded(),
-          batch.max_query_len(),     batch.max_seq_len(),
-          batch.has_prefill(),       copy_of(batch.idx_mapping()),
-          copy_of(batch.query_start_loc()), copy_of(batch.seq_lens()),
-          copy_of(batch.logits_indices()),  copy_of(batch.positions()),
+  return {batch.num_reqs(),
+          batch.num_tokens(),
+          batch.num_reqs_padded(),
+          batch.num_tokens_padded(),
+          batch.max_query_len(),
+          batch.max_seq_len(),
+          batch.has_prefill(),
+          copy_of(batch.idx_mapping()),
+          copy_of(batch.query_start_loc()),
+          copy_of(batch.seq_lens()),
+          copy_of(batch.logits_indices()),
+          copy_of(batch.positions()),
           copy_of(batch.is_padding())};
 }
 
@@ -91,8 +97,8 @@ void StepOps::append(bool overwrite) {
     }
     const std::size_t held =
         valid_slot && !overwrite ? slots_[static_cast<std::size_t>(slot)].ids[g].size() : 0;
-    ok = ok && static_cast<std::int64_t>(held + group_ids.size()) * ratio <=
-                   rig_.tables.row_capacity(g);
+    ok = ok &&
+         static_cast<std::int64_t>(held + group_ids.size()) * ratio <= rig_.tables.row_capacity(g);
   }
   const int prompt = in_.below(300);
   const std::vector<std::span<const std::int32_t>> spans(ids.begin(), ids.end());
@@ -113,9 +119,8 @@ void StepOps::remove() {
   const bool done = succeeds([&] { rig_.tables.remove_request(slot); });
   check(done == (slot >= 0 && slot < max_reqs_), "remove_request", slot);
   if (done) {
-    slots_[static_cast<std::size_t>(slot)] =
-        SlotModel{std::vector<std::vector<std::int32_t>>(static_cast<std::size_t>(num_groups_)),
-                  0, 0};
+    slots_[static_cast<std::size_t>(slot)] = SlotModel{
+        std::vector<std::vector<std::int32_t>>(static_cast<std::size_t>(num_groups_)), 0, 0};
   }
 }
 
@@ -173,8 +178,8 @@ void StepOps::check_prepared(const std::vector<ScheduledRequest>& requests) cons
     }
     token += r.num_scheduled_tokens;
     for (int j = r.num_draft_tokens; j >= 0; --j, ++logits) {
-      check(b.logits_indices()[static_cast<std::size_t>(logits)] == token - 1 - j,
-            "logits_indices", logits);
+      check(b.logits_indices()[static_cast<std::size_t>(logits)] == token - 1 - j, "logits_indices",
+            logits);
     }
     check(b.seq_lens()[i] == r.num_computed_tokens + r.num_scheduled_tokens, "seq_lens",
           static_cast<long long>(i));
@@ -227,8 +232,8 @@ void StepOps::pad(int num_active_loras) {
 bool StepOps::slots_should_map() const {
   for (const ScheduledRequest& r : prepared_) {
     const SlotModel& model = slots_[static_cast<std::size_t>(r.req_index)];
-    const std::int64_t last = static_cast<std::int64_t>(r.num_computed_tokens) +
-                              r.num_scheduled_tokens - 1;
+    const std::int64_t last =
+        static_cast<std::int64_t>(r.num_computed_tokens) + r.num_scheduled_tokens - 1;
     for (int g = 0; g < num_groups_; ++g) {
       const std::int64_t block = last / rig_.tables.geometry(g).manager_block_size;
       if (block >= static_cast<std::int64_t>(model.ids[g].size())) return false;
@@ -249,8 +254,9 @@ bool StepOps::map_slots() {
                                       b.num_tokens_padded(), b.is_padding());
   });
   check(done == ok,
-        ok ? "compute_slot_mappings rejected a mapped batch" : "compute_slot_mappings accepted "
-                                                               "a token past its blocks",
+        ok ? "compute_slot_mappings rejected a mapped batch"
+           : "compute_slot_mappings accepted "
+             "a token past its blocks",
         b.num_tokens());
   if (!done) return false;
   const bool translated =
@@ -274,15 +280,15 @@ void StepOps::check_slots() const {
       const SlotModel& model = slots_[static_cast<std::size_t>(r.req_index)];
       for (int j = 0; j < r.num_scheduled_tokens; ++j, ++t) {
         const std::int64_t position = r.num_computed_tokens + j;
-        const std::int64_t block = model.ids[g][static_cast<std::size_t>(
-            position / geo.manager_block_size)];
-        std::int64_t expected =
-            block * geo.manager_block_size + position % geo.manager_block_size;
+        const std::int64_t block =
+            model.ids[g][static_cast<std::size_t>(position / geo.manager_block_size)];
+        std::int64_t expected = block * geo.manager_block_size + position % geo.manager_block_size;
         if (rig_.translated(g)) expected = geo.map_to_kernel_slot(expected);
         check(slots[t] == expected, "slot mapping", static_cast<long long>(t));
       }
     }
-    for (; t < slots.size(); ++t) check(slots[t] == PAD_SLOT_ID, "padded slot", static_cast<long long>(t));
+    for (; t < slots.size(); ++t)
+      check(slots[t] == PAD_SLOT_ID, "padded slot", static_cast<long long>(t));
   }
 }
 
@@ -351,8 +357,8 @@ void StepOps::finish_step() {
   }
   AttentionMetadataInputs inputs = make_attention_metadata_inputs(b, rig_.tables);
   inputs.fast_prefill = fast_prefill ? &*fast_prefill : nullptr;
-  const bool built = succeeds(
-      [&] { build_attn_metadata(rig_.plan.backends.attn_groups, inputs, rig_.metadata); });
+  const bool built =
+      succeeds([&] { build_attn_metadata(rig_.plan.backends.attn_groups, inputs, rig_.metadata); });
   check(built || !engine_step || descriptor_.cg_mode == CUDAGraphMode::FULL,
         "build_attn_metadata refused an engine step", b.num_tokens());
   for (const ScheduledRequest& r : prepared_) {

@@ -35,15 +35,15 @@ void StepOps::gather_raw() {
     slot = pick_slot();
     ok = ok && slot >= 0 && slot < max_reqs_;
   }
-  const int num_reqs_padded = in_.byte() < 224
-                                  ? static_cast<int>(idx_mapping.size()) + in_.below(3)
-                                  : in_.count(max_reqs_ + 2);
-  ok = ok && num_reqs_padded >= static_cast<int>(idx_mapping.size()) &&
-       num_reqs_padded <= max_reqs_;
+  const int num_reqs_padded = in_.byte() < 224 ? static_cast<int>(idx_mapping.size()) + in_.below(3)
+                                               : in_.count(max_reqs_ + 2);
+  ok =
+      ok && num_reqs_padded >= static_cast<int>(idx_mapping.size()) && num_reqs_padded <= max_reqs_;
   const bool threw =
       threw_error([&] { rig_.tables.gather_block_tables(idx_mapping, num_reqs_padded); });
-  check(threw != ok, ok ? "gather_block_tables rejected a valid gather"
-                        : "gather_block_tables accepted a bad gather",
+  check(threw != ok,
+        ok ? "gather_block_tables rejected a valid gather"
+           : "gather_block_tables accepted a bad gather",
         num_reqs_padded);
   if (!threw) check_gathered(idx_mapping, num_reqs_padded);
 }
@@ -119,7 +119,8 @@ void StepOps::slot_mappings_raw() {
                  positions.size() >= static_cast<std::size_t>(num_tokens) &&
                  (is_padding.empty() || is_padding.size() >= static_cast<std::size_t>(num_tokens));
   }
-  for (const std::int32_t slot : idx_mapping) documented = documented && slot >= 0 && slot < max_reqs_;
+  for (const std::int32_t slot : idx_mapping)
+    documented = documented && slot >= 0 && slot < max_reqs_;
   const bool threw = threw_error([&] {
     rig_.tables.compute_slot_mappings(idx_mapping, query_start_loc, positions, num_tokens_padded,
                                       is_padding);

@@ -97,8 +97,8 @@ struct StepRig {
   explicit StepRig(PlannedConfig& planned)
       : config(planned.config),
         plan(planned.plan),
-        tables(BlockTables::from_config(config, plan.kv.kv_cache_config,
-                                        plan.backends.attn_groups)),
+        tables(
+            BlockTables::from_config(config, plan.kv.kv_cache_config, plan.backends.attn_groups)),
         batch(config.scheduler.max_num_seqs, config.scheduler.max_num_batched_tokens),
         graphs(engine_graph_options(config, plan)),
         metadata(plan.backends.attn_groups) {

@@ -238,8 +238,7 @@ TEST(BlockTablesTest, DescendingQueryStartLocIsAnErrorThatWritesNothing) {
   append(tables, 1, {{3}}, true);
   tables.compute_slot_mappings(Ids{0, 1}, std::vector<std::int32_t>{0, 1, 2}, Slots{0, 0}, 2);
   const std::string message = error_of([&] {
-    tables.compute_slot_mappings(Ids{0, 1}, std::vector<std::int32_t>{0, 3, 2}, Slots{0, 1, 2},
-                                 3);
+    tables.compute_slot_mappings(Ids{0, 1}, std::vector<std::int32_t>{0, 3, 2}, Slots{0, 1, 2}, 3);
   });
   EXPECT_NE(message.find("query_start_loc[2] = 2 is below query_start_loc[1] = 3"),
             std::string::npos)

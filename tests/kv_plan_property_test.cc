@@ -32,8 +32,8 @@ LayerConfig random_layer(std::mt19937& rng, int index, bool mla) {
     layer.head_size_v = 48;
     return layer;
   }
-  layer.type = pick(rng, {AttentionType::full, AttentionType::sliding_window,
-                          AttentionType::chunked_local});
+  layer.type =
+      pick(rng, {AttentionType::full, AttentionType::sliding_window, AttentionType::chunked_local});
   layer.num_kv_heads = pick(rng, {1, 2, 4});
   layer.num_heads = layer.num_kv_heads * pick(rng, {1, 2});
   layer.head_size = pick(rng, {16, 32, 64});
@@ -54,7 +54,8 @@ EngineConfig random_config(std::mt19937& rng) {
     const bool share = !owners.empty() && std::uniform_int_distribution<int>(0, 2)(rng) == 0;
     LayerConfig layer;
     if (share) {
-      const int target = owners[std::uniform_int_distribution<std::size_t>(0, owners.size() - 1)(rng)];
+      const int target =
+          owners[std::uniform_int_distribution<std::size_t>(0, owners.size() - 1)(rng)];
       layer = config.model.layers[target];
       layer.name = "layers." + std::to_string(i);
       layer.kv_sharing_target = config.model.layers[target].name;
@@ -66,9 +67,9 @@ EngineConfig random_config(std::mt19937& rng) {
   }
   config.cache.block_size = pick(rng, {8, 16, 32});
   config.cache.dtype = pick(rng, {DType::f32, DType::f16, DType::bf16, DType::fp8_e4m3});
-  config.cache.layout = std::string(layout_name(pick(
-      rng, {KVCacheLayout::LBHNC, KVCacheLayout::LBNHC, KVCacheLayout::LHBNC,
-            KVCacheLayout::BLHNC, KVCacheLayout::BLNHC, KVCacheLayout::BHLNC})));
+  config.cache.layout = std::string(
+      layout_name(pick(rng, {KVCacheLayout::LBHNC, KVCacheLayout::LBNHC, KVCacheLayout::LHBNC,
+                             KVCacheLayout::BLHNC, KVCacheLayout::BLNHC, KVCacheLayout::BHLNC})));
   config.cache.memory = std::uniform_int_distribution<std::uint64_t>(8 << 10, 256 << 10)(rng);
   validate_config(config);
   return config;
@@ -76,8 +77,8 @@ EngineConfig random_config(std::mt19937& rng) {
 
 bool split_is_impossible(const KVCacheConfig& kv, std::span<const int> kernel_sizes) {
   // Only these two layouts put the head axis outside a block's page.
-  const bool head_outside_page = kv.kv_cache_layout == KVCacheLayout::LHBNC ||
-                                 kv.kv_cache_layout == KVCacheLayout::BHLNC;
+  const bool head_outside_page =
+      kv.kv_cache_layout == KVCacheLayout::LHBNC || kv.kv_cache_layout == KVCacheLayout::BHLNC;
   for (std::size_t g = 0; g < kv.kv_cache_groups.size(); ++g) {
     const KVCacheSpec& spec = kv.kv_cache_groups[g].kv_cache_spec;
     if (kernel_sizes[g] != spec.block_size && head_outside_page && spec.num_heads() > 1) {
@@ -115,7 +116,8 @@ void check_plan(const EngineConfig& config, const KVCachePlan& plan) {
   const KVCacheConfig& kv = plan.kv_cache_config;
   // Capacity is ⌊budget / bytes per block⌋, a block holding one page per layer slot.
   const std::int64_t page = kv.kv_cache_groups.front().kv_cache_spec.page_size_bytes();
-  EXPECT_EQ(kv.num_blocks, static_cast<std::int64_t>(config.cache.memory) / (page * kv.layer_slots));
+  EXPECT_EQ(kv.num_blocks,
+            static_cast<std::int64_t>(config.cache.memory) / (page * kv.layer_slots));
 
   // Every owning layer has exactly one view; sharing layers have none of their own.
   std::multiset<std::string> viewed;

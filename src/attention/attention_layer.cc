@@ -41,9 +41,8 @@ std::string layout_names(const std::vector<KVCacheLayout>& layouts) {
 
 void check_backend_serves_layer(const AttentionLayer& layer, const AttentionBackend& backend) {
   if (!backend.supports_spec_kind(spec_kind_of(layer.type()))) {
-    fail(
-        "layer {}: backend {} does not serve {} attention; choose a backend that does",
-        layer.name(), backend.name(), attention_type_name(layer.type()));
+    fail("layer {}: backend {} does not serve {} attention; choose a backend that does",
+         layer.name(), backend.name(), attention_type_name(layer.type()));
   }
   // MLA's value width is part of the latent, but the kernels size their tiles by it too.
   for (const int head_size : {layer.head_size(), layer.head_size_v()}) {

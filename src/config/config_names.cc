@@ -32,8 +32,7 @@ std::string unknown_name_message(std::string_view name, std::string_view what,
                                  std::span<const std::string_view> names) {
   const std::string_view nearest = nearest_name(name, names);
   if (nearest.empty()) {
-    return fmt::format("\"{}\" is not {}; use one of {}", printable(name), what,
-                       join_names(names));
+    return fmt::format("\"{}\" is not {}; use one of {}", printable(name), what, join_names(names));
   }
   return fmt::format("\"{}\" is not {}; did you mean \"{}\"? (one of {})", printable(name), what,
                      nearest, join_names(names));

@@ -79,7 +79,8 @@ std::uint64_t parse_size(std::string_view text) {
   const Wide total = mantissa * unit_bytes(trim(body.substr(pos)), text);
   if (total % scale != 0) fail("size \"{}\": not a whole number of bytes", printable(text));
   const Wide bytes = total / scale;
-  if (bytes > std::numeric_limits<std::uint64_t>::max()) fail("size \"{}\": too large", printable(text));
+  if (bytes > std::numeric_limits<std::uint64_t>::max())
+    fail("size \"{}\": too large", printable(text));
   return static_cast<std::uint64_t>(bytes);
 }
 

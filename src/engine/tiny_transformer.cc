@@ -19,7 +19,7 @@ int index_of(const ForwardContext& forward_context, const AttentionLayer& layer)
 // The rows a step may ask logits for: one per request, plus its draft tokens.
 int max_logits_rows(const EngineConfig& config, int max_num_tokens) {
   const std::int64_t rows = std::int64_t{std::max(1, config.scheduler.max_num_seqs)} *
-                           max_decode_query_len(config.speculative);
+                            max_decode_query_len(config.speculative);
   return static_cast<int>(std::min<std::int64_t>(rows, max_num_tokens));
 }
 

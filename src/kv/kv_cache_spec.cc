@@ -186,9 +186,10 @@ KVCacheSpec KVCacheSpec::with_block_size(int new_block_size) const {
     // A kernel block is a dense slice of a padded page (the padding stays between manager
     // blocks, see KernelBlockGeometry). Growing would move padding into the page: refused.
     if (new_block_size > block_size || block_size % new_block_size != 0) {
-      fail("{}: a padded page can only be split into kernel blocks that divide its {} tokens, "
-           "not resized to {}",
-           describe(), block_size, new_block_size);
+      fail(
+          "{}: a padded page can only be split into kernel blocks that divide its {} tokens, "
+          "not resized to {}",
+          describe(), block_size, new_block_size);
     }
     spec.page_size_padded.reset();
     return spec;

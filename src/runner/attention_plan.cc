@@ -41,10 +41,10 @@ AttentionPlan plan_attention(const EngineConfig& config, const BackendRegistry& 
   if (config.speculative.enable_adaptive_verification) {
     requested = resolve_adaptive_cudagraph_mode(requested, /*piecewise_capture_available=*/true);
   }
-  plan.cudagraph = resolve_cudagraph_mode(
-      requested, plan.backends.cg_support.min_cg_support,
-      plan.backends.cg_support.min_cg_attn_backend, decode_query_len,
-      config.compilation.attention_split_piecewise);
+  plan.cudagraph =
+      resolve_cudagraph_mode(requested, plan.backends.cg_support.min_cg_support,
+                             plan.backends.cg_support.min_cg_attn_backend, decode_query_len,
+                             config.compilation.attention_split_piecewise);
   CompilationConfig resolved = config.compilation;
   resolved.cudagraph_mode = std::string(plan.cudagraph.mode.name());
   plan.capture_sizes = compute_capture_sizes(resolved, config.scheduler, decode_query_len);

@@ -264,9 +264,10 @@ void BlockTables::compute_slot_mappings(std::span<const std::int32_t> idx_mappin
   // Ascending offsets keep every request's tokens inside [0, num_tokens): checked before writing.
   for (int i = 0; i < num_reqs; ++i) {
     if (query_start_loc[i + 1] < query_start_loc[i]) {
-      fail("compute_slot_mappings: query_start_loc[{}] = {} is below query_start_loc[{}] = {}; "
-           "the offsets must ascend",
-           i + 1, query_start_loc[i + 1], i, query_start_loc[i]);
+      fail(
+          "compute_slot_mappings: query_start_loc[{}] = {} is below query_start_loc[{}] = {}; "
+          "the offsets must ascend",
+          i + 1, query_start_loc[i + 1], i, query_start_loc[i]);
     }
   }
   const int num_tokens = query_start_loc[num_reqs];

@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "bench_attention.h"
-#include "cli_checks.h"
 #include "bench_step.h"
+#include "cli_checks.h"
 
 namespace attnrt::cli {
 

@@ -3,9 +3,9 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <string_view>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attnrt/config/engine_config.h"

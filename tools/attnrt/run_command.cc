@@ -7,15 +7,15 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <optional>
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
-#include "attnrt/config/config_loader.h"
 #include "attnrt/config/config_limits.h"
+#include "attnrt/config/config_loader.h"
 #include "attnrt/core/error.h"
 #include "attnrt/core/printable.h"
 #include "attnrt/engine/engine_workload.h"
@@ -42,7 +42,7 @@ struct RunOptions {
   int requests = 64;
   std::string prompt_len = "32:192";
   std::string output_len = "16:64";
-  std::string seed = "0";  // parsed strictly: CLI11 would wrap "-1" to 2^64 - 1
+  std::string seed = "0";    // parsed strictly: CLI11 would wrap "-1" to 2^64 - 1
   std::string fast_prefill;  // "on", "off" or empty: the config's
   std::string cudagraph;     // a CUDAGraphMode name or empty: the config's
   int compare = 16;          // prompts prefilled with fast prefill on and off side by side

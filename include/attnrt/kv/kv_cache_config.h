@@ -18,7 +18,7 @@ namespace attnrt {
 // at `offset + l * layer_stride + b * block_stride` (bytes). Groups overlay each other: a block
 // id belongs to one group at a time, so layer slot l of every group uses the same bytes.
 struct KVCacheTensor {
-  std::uint64_t size = 0;  // bytes of the backing allocation (the same for every tensor)
+  std::uint64_t size = 0;           // bytes of the backing allocation (the same for every tensor)
   std::vector<std::string> layers;  // in L order
   std::int64_t layer_stride = 0;
   std::int64_t block_stride = 0;

@@ -16,10 +16,10 @@
 namespace attnrt {
 
 struct KVCachePlan {
-  ForwardContext forward_context;      // per-rank layers, execution order
-  LayerSpecs layer_specs;              // layers that own a cache
-  SharedKVCacheLayers shared_layers;   // layer → target
-  KVCacheConfig kv_cache_config;       // groups include the sharing layers of their targets
+  ForwardContext forward_context;        // per-rank layers, execution order
+  LayerSpecs layer_specs;                // layers that own a cache
+  SharedKVCacheLayers shared_layers;     // layer → target
+  KVCacheConfig kv_cache_config;         // groups include the sharing layers of their targets
   std::vector<LayerViewGeometry> views;  // one per owning layer
 };
 
