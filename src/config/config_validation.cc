@@ -43,6 +43,10 @@ void validate_cache(const CacheConfig& cache) {
     fail("cache.memory: {} bytes is too large (at most {} bytes, 256 TiB)", cache.memory,
          limits::kMaxMemory);
   }
+  if (cache.num_gpu_blocks_override) {
+    require_range(*cache.num_gpu_blocks_override, 1, limits::kMaxNumBlocks,
+                  "cache.num_gpu_blocks_override");
+  }
   if (!is_floating(cache.dtype)) {
     fail("cache.dtype: {} is not a KV cache type; use auto, float32, float16, bfloat16 or fp8_e4m3",
          dtype_name(cache.dtype));

@@ -116,6 +116,21 @@ KVCacheConfig get_kv_cache_config_from_groups(std::vector<KVCacheGroupSpec> grou
   return config;
 }
 
+std::uint64_t kv_cache_bytes_per_block(const std::vector<KVCacheGroupSpec>& groups) {
+  if (groups.empty()) return 0;
+  return checked_mul(static_cast<std::uint64_t>(common_page_size(groups)),
+                     static_cast<std::uint64_t>(max_layers_per_group(groups)),
+                     "KV cache bytes per block (page bytes x layer slots)");
+}
+
+std::uint64_t kv_cache_budget(const std::vector<KVCacheGroupSpec>& groups,
+                              const CacheConfig& cache) {
+  if (!cache.num_gpu_blocks_override || groups.empty()) return cache.memory;
+  return checked_mul(static_cast<std::uint64_t>(*cache.num_gpu_blocks_override),
+                     kv_cache_bytes_per_block(groups),
+                     "KV cache bytes of cache.num_gpu_blocks_override blocks");
+}
+
 // vLLM's estimate multiplies a request's bytes (the sum over groups of each spec's bound) and a
 // block's bytes (page × layers per group) by the layers per group; the factor cancels, leaving
 // blocks per request = Σ over groups of the blocks that group's spec may hold for one request.

@@ -14,17 +14,18 @@ namespace attnrt {
 
 enum class AttentionType { full, sliding_window, chunked_local, mla, cross, encoder_only };
 
-std::string_view attention_type_name(AttentionType type);  // the JSON spelling, e.g. "sliding_window"
+std::string_view attention_type_name(
+    AttentionType type);  // the JSON spelling, e.g. "sliding_window"
 
 struct LayerConfig {
   std::string name;
   AttentionType type = AttentionType::full;
-  int num_heads = 0;     // query heads (whole model, before TP division)
-  int num_kv_heads = 0;  // KV heads (whole model); MLA: 1 latent "head"
-  int head_size = 0;     // K head size; MLA: latent width (kv_lora_rank + rope dims, e.g. 576)
-  int head_size_v = 0;   // V head size; defaults to head_size; MLA: kv_lora_rank (value width)
-  int sliding_window = 0;        // sliding_window layers: tokens in the window
-  int attention_chunk_size = 0;  // chunked_local layers: tokens per chunk
+  int num_heads = 0;       // query heads (whole model, before TP division)
+  int num_kv_heads = 0;    // KV heads (whole model); MLA: 1 latent "head"
+  int head_size = 0;       // K head size; MLA: latent width (kv_lora_rank + rope dims, e.g. 576)
+  int head_size_v = 0;     // V head size; defaults to head_size; MLA: kv_lora_rank (value width)
+  int sliding_window = 0;  // sliding_window layers: tokens in the window
+  int attention_chunk_size = 0;   // chunked_local layers: tokens per chunk
   std::string kv_sharing_target;  // empty: the layer owns its KV cache
   std::string backend;            // empty: the default backend for the device
   bool draft = false;             // a speculative draft layer (always after the target's layers)
@@ -37,23 +38,25 @@ struct ModelConfig {
   int max_model_len = 4096;
   int hidden_size = 0;
   int vocab_size = 0;
-  int max_encoder_len = 1500;  // encoder tokens a cross-attention layer may attend to
+  int max_encoder_len = 1500;       // encoder tokens a cross-attention layer may attend to
   std::vector<LayerConfig> layers;  // execution order, `repeat` already expanded
 };
 
 struct CacheConfig {
-  int block_size = 16;                 // tokens per manager block
-  DType dtype = DType::bf16;           // KV cache element type
-  std::string layout = "LBNHC";        // one of the six KVCacheLayout names
-  std::uint64_t memory = 4ull << 30;   // KV cache budget per rank, bytes
+  int block_size = 16;                // tokens per manager block
+  DType dtype = DType::bf16;          // KV cache element type
+  std::string layout = "LBNHC";       // one of the six KVCacheLayout names
+  std::uint64_t memory = 4ull << 30;  // KV cache budget per rank, bytes
   bool kv_sharing_fast_prefill = false;
+  // vLLM's num_gpu_blocks_override: plan exactly this many blocks, whatever `memory` holds.
+  std::optional<std::int64_t> num_gpu_blocks_override;
 };
 
 struct CompilationConfig {
   std::string cudagraph_mode = "FULL_AND_PIECEWISE";  // a CUDAGraphMode name
   std::vector<int> capture_sizes;                     // empty: generated (SEMANTICS §2.3)
   std::optional<int> max_capture_size;                // unset: derived from the scheduler
-  bool attention_split_piecewise = true;  // attention is a piecewise split point
+  bool attention_split_piecewise = true;              // attention is a piecewise split point
 };
 
 struct SchedulerConfig {

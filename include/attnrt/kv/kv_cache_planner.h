@@ -21,8 +21,15 @@ std::vector<KVCacheGroupSpec> get_kv_cache_groups(const LayerSpecs& specs);
 // Blocks that fit `available_memory` bytes, and one KVCacheTensor per group laid out in `layout`.
 // Throws Error when the budget holds no block for every layer, naming the budget and the need.
 KVCacheConfig get_kv_cache_config_from_groups(std::vector<KVCacheGroupSpec> groups,
-                                              std::uint64_t available_memory,
-                                              KVCacheLayout layout);
+                                              std::uint64_t available_memory, KVCacheLayout layout);
+
+// Bytes one block id takes in the shared backing: the common page × the most layers of a group
+// (0 for no groups). vLLM divides the budget by this, and multiplies num_gpu_blocks_override by it.
+std::uint64_t kv_cache_bytes_per_block(const std::vector<KVCacheGroupSpec>& groups);
+
+// The bytes `cache` gives the KV cache: cache.memory, or num_gpu_blocks_override whole blocks.
+std::uint64_t kv_cache_budget(const std::vector<KVCacheGroupSpec>& groups,
+                              const CacheConfig& cache);
 
 // How many requests of `max_model_len` tokens fit at once (vLLM's max concurrency estimate).
 double max_concurrency(const KVCacheConfig& kv_cache_config, const EngineConfig& config);

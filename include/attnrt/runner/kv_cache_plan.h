@@ -8,6 +8,7 @@
 #include "attnrt/attention/backend_registry.h"
 #include "attnrt/attention/forward_context.h"
 #include "attnrt/config/engine_config.h"
+#include "attnrt/kv/kv_cache_capacity.h"
 #include "attnrt/kv/kv_cache_config.h"
 #include "attnrt/kv/kv_cache_planner.h"
 #include "attnrt/kv/kv_cache_views.h"
@@ -21,6 +22,7 @@ struct KVCachePlan {
   SharedKVCacheLayers shared_layers;     // layer → target
   KVCacheConfig kv_cache_config;         // groups include the sharing layers of their targets
   std::vector<LayerViewGeometry> views;  // one per owning layer
+  KVCacheCapacity capacity;              // does one request of max_model_len fit? (vLLM's check)
 };
 
 // Plans for `config.cache.memory` bytes per rank in `config.cache.layout`. `kernel_block_sizes`
