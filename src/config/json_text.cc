@@ -1,5 +1,7 @@
 #include "json_text.h"
 
+#include <cctype>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -43,10 +45,67 @@ std::string parser_reason(const nlohmann::detail::exception& error) {
   return printable(message);
 }
 
+// Python's non-finite literals become numbers no one writes by hand, which the builder turns back
+// into the doubles they stand for; nlohmann's lexer knows only the JSON literals.
+struct PythonLiteral {
+  std::string_view token;
+  std::string_view stand_in;
+  double value;
+};
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr PythonLiteral kPythonLiterals[] = {
+    {"-Infinity", "-0.0E-0000001", -kInf},
+    {"Infinity", "0.0E-0000001", kInf},
+    {"NaN", "0.0E-0000002", std::numeric_limits<double>::quiet_NaN()},
+};
+
+bool is_word_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.';
+}
+
+// The text with each bare Python literal (outside strings, not part of a longer word) replaced.
+std::string replace_python_literals(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) {
+        out += text[++i];
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') in_string = true;
+    const PythonLiteral* match = nullptr;
+    if (i == 0 || !is_word_char(text[i - 1])) {
+      for (const PythonLiteral& literal : kPythonLiterals) {
+        const std::size_t end = i + literal.token.size();
+        if (text.substr(i).starts_with(literal.token) &&
+            (end == text.size() || !is_word_char(text[end]))) {
+          match = &literal;
+          break;
+        }
+      }
+    }
+    if (match == nullptr) {
+      out += c;
+      continue;
+    }
+    out += match->stand_in;
+    i += match->token.size() - 1;
+  }
+  return out;
+}
+
 // Builds the document as nlohmann's DOM parser does, checking the config's rules on the way.
 class StrictDomBuilder {
  public:
-  explicit StrictDomBuilder(std::string_view text) : text_(text) {}
+  StrictDomBuilder(std::string_view text, bool python_literals)
+      : text_(text), python_literals_(python_literals) {}
 
   json take() { return std::move(root_); }
 
@@ -54,7 +113,14 @@ class StrictDomBuilder {
   bool boolean(bool value) { return place(value); }
   bool number_integer(json::number_integer_t value) { return place(value); }
   bool number_unsigned(json::number_unsigned_t value) { return place(value); }
-  bool number_float(json::number_float_t value, const std::string&) { return place(value); }
+  bool number_float(json::number_float_t value, const std::string& raw) {
+    if (python_literals_) {
+      for (const PythonLiteral& literal : kPythonLiterals) {
+        if (raw == literal.stand_in) return place(literal.value);
+      }
+    }
+    return place(value);
+  }
   bool string(std::string& value) { return place(std::move(value)); }
   bool binary(json::binary_t&) { return place(nullptr); }  // not produced by JSON text
 
@@ -137,6 +203,7 @@ class StrictDomBuilder {
   }
 
   std::string_view text_;
+  bool python_literals_ = false;
   json root_;
   std::vector<json*> open_;  // the containers being filled, outermost first
   std::vector<std::string> open_paths_;
@@ -147,12 +214,25 @@ class StrictDomBuilder {
 
 }  // namespace
 
-json parse_json_text(std::string_view text) {
-  StrictDomBuilder builder(text);
+namespace {
+
+json parse_with(std::string_view text, bool python_literals) {
+  StrictDomBuilder builder(text, python_literals);
   // strict: nothing may follow the document; comments are not JSON.
   json::sax_parse(text, &builder, json::input_format_t::json, /*strict=*/true,
                   /*ignore_comments=*/false);
   return builder.take();
+}
+
+}  // namespace
+
+json parse_json_text(std::string_view text) {
+  return parse_with(text, false);
+}
+
+json parse_python_json_text(std::string_view text) {
+  const std::string replaced = replace_python_literals(text);
+  return parse_with(replaced, true);
 }
 
 }  // namespace attnrt::detail

@@ -11,4 +11,8 @@ namespace attnrt::detail {
 
 nlohmann::json parse_json_text(std::string_view text);
 
+// The same, but also reads the bare `Infinity`, `-Infinity` and `NaN` tokens Python's json module
+// writes by default (Hugging Face config.json files carry them), as the doubles they name.
+nlohmann::json parse_python_json_text(std::string_view text);
+
 }  // namespace attnrt::detail

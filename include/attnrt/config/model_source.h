@@ -1,0 +1,24 @@
+#pragma once
+// One entry point for "the model the user points at": an attnrt config file, a Hugging Face
+// config.json, or a model folder holding one, told apart by content (`model` vs
+// `architectures`/`model_type`). vLLM's engine arguments apply to each.
+
+#include <optional>
+#include <string>
+
+#include "attnrt/config/engine_args.h"
+#include "attnrt/config/engine_config.h"
+#include "attnrt/config/hf_import.h"
+
+namespace attnrt {
+
+struct LoadedModel {
+  EngineConfig config;
+  std::optional<HfImport> hf;  // set when the file was a Hugging Face config
+  std::string source;          // the file read ("<default>" for the embedded config)
+};
+
+// An empty `path` loads the embedded default. Errors name the file after the culprit.
+LoadedModel load_model(const std::string& path, const EngineArgs& args = {});
+
+}  // namespace attnrt
