@@ -44,6 +44,7 @@ std::vector<HostileCase> files_cases();
 std::vector<HostileCase> cli_cases();
 std::vector<HostileCase> encoding_cases();
 std::vector<HostileCase> unclear_cases();
+std::vector<HostileCase> hf_cases();  // engine arguments and Hugging Face config.json files
 
 // Builders shared by the case files.
 using nlohmann::json;

@@ -70,6 +70,7 @@ INSTANTIATE_TEST_SUITE_P(Crash, BadInput, ::testing::ValuesIn(named(crash_cases(
 INSTANTIATE_TEST_SUITE_P(Hang, BadInput, ::testing::ValuesIn(named(hang_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Files, BadInput, ::testing::ValuesIn(named(files_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Cli, BadInput, ::testing::ValuesIn(named(cli_cases())), case_name);
+INSTANTIATE_TEST_SUITE_P(HfImport, BadInput, ::testing::ValuesIn(named(hf_cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(Encoding, BadInput, ::testing::ValuesIn(named(encoding_cases())),
                          case_name);
 INSTANTIATE_TEST_SUITE_P(Unclear, BadInput, ::testing::ValuesIn(named(unclear_cases())), case_name);

@@ -46,6 +46,7 @@ LoadedModel load_model(const std::string& path, const EngineArgs& args) {
   try {
     if (is_hf_config(lenient)) {
       loaded.hf = import_hf_model(lenient, ImportOptions{args});
+      loaded.hf_json = std::make_shared<const nlohmann::json>(std::move(lenient));
       loaded.config = loaded.hf->config;
       return loaded;
     }

@@ -11,6 +11,7 @@
 #include "attnrt/core/printable.h"
 #include "command_names.h"
 #include "commands.h"
+#include "engine_arg_options.h"
 
 namespace {
 
@@ -29,8 +30,11 @@ int main(int argc, char** argv) {
                                                 attnrt::cli::add_bench_command(app)};
   std::string doing = "reading the command line";
   try {
-    attnrt::cli::check_command_names(app, argc, argv);
-    app.parse(argc, argv);
+    std::vector<std::string> args = attnrt::cli::expand_vllm_aliases(argc, argv);
+    std::vector<char*> pointers;
+    for (std::string& arg : args) pointers.push_back(arg.data());
+    attnrt::cli::check_command_names(app, argc, pointers.data());
+    app.parse(argc, pointers.data());
     doing = "running `attnrt " + attnrt::cli::chosen_command(app) + "`";
     for (const auto& command : commands) {
       if (int code = command(); code >= 0) return code;

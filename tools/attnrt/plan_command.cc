@@ -1,4 +1,5 @@
-// `attnrt plan [CONFIG] [--memory SIZE] [--json]`: explains the KV cache plan of a model config.
+// `attnrt plan [CONFIG] [vLLM engine args] [--memory SIZE] [--json]`: explains the KV cache plan
+// of an attnrt config, a Hugging Face config.json or a model folder.
 
 #include <fmt/format.h>
 
@@ -7,9 +8,11 @@
 
 #include "attnrt/backends/builtin_backends.h"
 #include "attnrt/config/config_loader.h"
+#include "attnrt/config/model_source.h"
 #include "attnrt/core/error.h"
 #include "cli_checks.h"
 #include "commands.h"
+#include "engine_arg_options.h"
 #include "plan_report.h"
 
 namespace attnrt::cli {
@@ -17,7 +20,7 @@ namespace {
 
 struct PlanOptions {
   std::string config_path;
-  std::string memory;
+  EngineArgOptions engine_args;
   bool json = false;
 };
 
@@ -27,20 +30,14 @@ EngineConfig without_kv_sharing(EngineConfig config) {
 }
 
 int run_plan(const PlanOptions& options) {
-  EngineConfig config =
-      options.config_path.empty() ? default_config() : load_config_file(options.config_path);
-  if (!options.memory.empty()) {
-    try {
-      config.cache.memory = parse_size(options.memory);
-      validate_config(config);
-    } catch (const Error& error) {
-      fail("--memory: {}", error.what());
-    }
-  }
+  LoadedModel model = load_model(options.config_path, to_engine_args(options.engine_args));
+  const std::optional<DeviceBudget> device = apply_device_budget(model, options.engine_args);
+  const EngineConfig& config = model.config;
+  const PlanExtras extras{model.hf ? &*model.hf : nullptr, device ? &*device : nullptr};
   const BackendRegistry registry = backend_registry_for(config);
   const AttentionPlan plan = plan_attention(config, registry);
   if (options.json) {
-    std::cout << plan_to_json(config, plan).dump(2) << '\n';
+    std::cout << plan_to_json(config, plan, extras).dump(2) << '\n';
     return 0;
   }
   // The comparison is extra information: a budget that fits only thanks to sharing is still valid.
@@ -52,7 +49,7 @@ int run_plan(const PlanOptions& options) {
       without_sharing.reset();
     }
   }
-  std::cout << plan_to_text(config, plan, without_sharing);
+  std::cout << plan_to_text(config, plan, without_sharing, extras);
   return 0;
 }
 
@@ -63,10 +60,10 @@ std::function<int()> add_plan_command(CLI::App& app) {
   CLI::App* plan =
       app.add_subcommand("plan", "Explain the KV cache and attention plan of a config");
   plan->add_option("CONFIG", options->config_path,
-                   "Model and engine config (JSON); the embedded tiny-yoco default if omitted")
+                   "An attnrt config, a Hugging Face config.json or a model folder; the embedded "
+                   "tiny-yoco default if omitted")
       ->check(non_empty());
-  plan->add_option("--memory", options->memory, "KV cache budget per rank, e.g. 24GiB")
-      ->check(non_empty());
+  add_engine_arg_options(*plan, options->engine_args);
   plan->add_flag("--json", options->json, "Print the plan as JSON");
   return [plan, options]() { return plan->parsed() ? run_plan(*options) : -1; };
 }

@@ -41,6 +41,10 @@ nlohmann::json kv_cache_json(const EngineConfig& config, const AttentionPlan& at
           {"bytes_total", kv.backing_bytes()},
           {"tokens_capacity", tokens_capacity(kv)},
           {"max_concurrency", max_concurrency(kv, config)},
+          {"available_bytes", plan.capacity.available_bytes},
+          {"max_model_len_request_bytes", plan.capacity.needed_bytes},
+          {"fits_max_model_len", plan.capacity.fits},
+          {"estimated_max_model_len", plan.capacity.estimated_max_model_len},
           {"groups", groups},
           {"tensors", tensors}};
 }
@@ -121,20 +125,25 @@ nlohmann::json bindings_json(const KVCachePlan& plan) {
   return bindings;
 }
 
-nlohmann::json plan_to_json(const EngineConfig& config, const AttentionPlan& plan) {
-  return {{"model",
-           {{"name", config.model.name},
-            {"num_layers", config.model.layers.size()},
-            {"max_model_len", config.model.max_model_len},
-            {"tensor_parallel_size", config.parallel.tensor_parallel_size}}},
-          {"kv_cache", kv_cache_json(config, plan)},
-          {"attention_groups", attention_groups_json(plan)},
-          {"cudagraph", cudagraph_json(plan)},
-          {"fast_prefill",
-           {{"enabled", config.cache.kv_sharing_fast_prefill},
-            {"eligible_layers", ordered_layers(plan, plan.fast_prefill_layers)}}},
-          {"checks", checks_json(plan)},
-          {"bindings", bindings_json(plan.kv)}};
+nlohmann::json plan_to_json(const EngineConfig& config, const AttentionPlan& plan,
+                            const PlanExtras& extras) {
+  nlohmann::json json = {{"model",
+                          {{"name", config.model.name},
+                           {"num_layers", config.model.layers.size()},
+                           {"max_model_len", config.model.max_model_len},
+                           {"tensor_parallel_size", config.parallel.tensor_parallel_size}}},
+                         {"kv_cache", kv_cache_json(config, plan)},
+                         {"attention_groups", attention_groups_json(plan)},
+                         {"cudagraph", cudagraph_json(plan)},
+                         {"fast_prefill",
+                          {{"enabled", config.cache.kv_sharing_fast_prefill},
+                           {"eligible_layers", ordered_layers(plan, plan.fast_prefill_layers)}}},
+                         {"checks", checks_json(plan)},
+                         {"bindings", bindings_json(plan.kv)}};
+  if (extras.hf != nullptr) json["model"]["import"] = import_json(*extras.hf, plan);
+  if (extras.device != nullptr)
+    json["kv_cache"]["device_budget"] = device_budget_json(*extras.device);
+  return json;
 }
 
 std::vector<std::string> ordered_layers(const AttentionPlan& plan,

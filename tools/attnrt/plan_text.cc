@@ -65,6 +65,14 @@ void kv_cache_section(TextOut& out, const EngineConfig& config, const AttentionP
       "tokens",
       kv.num_blocks, config.cache.block_size, format_size(kv.backing_bytes()), tokens_capacity(kv),
       max_concurrency(kv, config), config.model.max_model_len);
+  const KVCacheCapacity& capacity = plan.kv.capacity;
+  if (capacity.fits) {
+    out.line("  fits: one request of {} tokens needs {} of KV cache; {} available",
+             capacity.max_model_len, format_size(static_cast<std::uint64_t>(capacity.needed_bytes)),
+             format_size(capacity.available_bytes));
+  } else {
+    out.line("  does not fit: {}", capacity.message());
+  }
   const std::map<std::string, std::string> targets(plan.kv.shared_layers.begin(),
                                                    plan.kv.shared_layers.end());
   for (std::size_t g = 0; g < kv.kv_cache_groups.size(); ++g) {
@@ -152,12 +160,24 @@ void checks_section(TextOut& out, const EngineConfig& config, const AttentionPla
 }  // namespace
 
 std::string plan_to_text(const EngineConfig& config, const AttentionPlan& plan,
-                         const std::optional<KVCachePlan>& without_sharing) {
+                         const std::optional<KVCachePlan>& without_sharing,
+                         const PlanExtras& extras) {
   TextOut out;
   out.line("model {}: {} attention layers, max_model_len {}, tensor parallel {}", config.model.name,
            config.model.layers.size(), config.model.max_model_len,
            config.parallel.tensor_parallel_size);
+  if (extras.hf != nullptr) {
+    for (const std::string& line : import_lines(*extras.hf, config.parallel.tensor_parallel_size)) {
+      out.line("{}", line);
+    }
+  }
+  if (extras.device != nullptr) {
+    for (const std::string& line : device_budget_lines(*extras.device)) out.line("{}", line);
+  }
   kv_cache_section(out, config, plan, without_sharing);
+  if (extras.hf != nullptr && !extras.hf->v_copies_k_layers.empty()) {
+    out.line("{}", key_only_line(*extras.hf, plan));
+  }
   attention_section(out, plan);
   cudagraph_section(out, plan);
   checks_section(out, config, plan);

@@ -16,11 +16,14 @@
 
 #include "attnrt/config/config_limits.h"
 #include "attnrt/config/config_loader.h"
+#include "attnrt/config/model_source.h"
 #include "attnrt/core/error.h"
 #include "attnrt/core/printable.h"
 #include "attnrt/engine/engine_workload.h"
+#include "attnrt/runner/kv_cache_plan.h"
 #include "cli_checks.h"
 #include "commands.h"
+#include "engine_arg_options.h"
 #include "progress_line.h"
 #include "run_report.h"
 
@@ -39,6 +42,7 @@ constexpr std::array<std::string_view, 5> kCudaGraphModes = {
 
 struct RunOptions {
   std::string config_path;
+  EngineArgOptions engine_args;
   int requests = 64;
   std::string prompt_len = "32:192";
   std::string output_len = "16:64";
@@ -93,8 +97,15 @@ EngineOptions engine_options(const RunOptions& options) {
 }
 
 int run_run(const RunOptions& options) {
-  const EngineConfig config =
-      options.config_path.empty() ? default_config() : load_config_file(options.config_path);
+  LoadedModel model = load_model(options.config_path, to_engine_args(options.engine_args));
+  apply_device_budget(model, options.engine_args);
+  const EngineConfig config = std::move(model.config);
+  // vLLM refuses to start when one request of max_model_len does not fit; so does run, before
+  // the model's weights or the cache are allocated.
+  if (const KVCacheCapacity capacity = plan_kv_cache_without_views(config).capacity;
+      !capacity.fits) {
+    fail("{}", capacity.message());
+  }
   const WorkloadOptions workload_opts = workload_options(options);
   check_workload_options(workload_opts, config.model.max_model_len);  // before any allocation
   const EngineOptions engine_opts = engine_options(options);
@@ -137,8 +148,10 @@ std::function<int()> add_run_command(CLI::App& app) {
   CLI::App* run = app.add_subcommand(
       "run", "Run the built-in model through the engine on a random workload and report");
   run->add_option("CONFIG", options->config_path,
-                  "Model and engine config (JSON); the embedded tiny-yoco default if omitted")
+                  "An attnrt config, a Hugging Face config.json or a model folder; the embedded "
+                  "tiny-yoco default if omitted")
       ->check(non_empty());
+  add_engine_arg_options(*run, options->engine_args);
   run->add_option("--requests", options->requests, "Requests to generate (default 64)")
       ->check(integer_in(0, kMaxRequests));
   run->add_option("--prompt-len", options->prompt_len,

@@ -3,6 +3,8 @@
 // config.json, or a model folder holding one, told apart by content (`model` vs
 // `architectures`/`model_type`). vLLM's engine arguments apply to each.
 
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 
@@ -14,8 +16,9 @@ namespace attnrt {
 
 struct LoadedModel {
   EngineConfig config;
-  std::optional<HfImport> hf;  // set when the file was a Hugging Face config
-  std::string source;          // the file read ("<default>" for the embedded config)
+  std::optional<HfImport> hf;                     // set when the file was a Hugging Face config
+  std::shared_ptr<const nlohmann::json> hf_json;  // the config.json it came from
+  std::string source;  // the file read ("<default>" for the embedded config)
 };
 
 // An empty `path` loads the embedded default. Errors name the file after the culprit.
