@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -186,6 +187,46 @@ TEST(HfImportTest, AutoCacheDtypeIsTheModelsDtype) {
   EXPECT_EQ(import(config, args).config.cache.dtype, DType::f16);
   args.kv_cache_dtype = "fp8_e5m2";
   EXPECT_NE(import_error(config, args).find("fp8_e5m2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace attnrt
+
+namespace attnrt {
+namespace {
+
+// KV heads per rank for TP 1, 2 and 8 on every fixture: split while there are enough, then one
+// replicated head; MLA's latent is one head on every rank.
+TEST(HfImportTest, KvHeadsPerRankAcrossTensorParallelSizes) {
+  struct Case {
+    std::string file;
+    std::size_t layer;
+    int tp1, tp2, tp8;
+  };
+  for (const Case& c : {Case{"llama-3.1-8b-instruct.json", 0, 8, 4, 1},
+                        Case{"mixtral-8x7b-v0.1.json", 0, 8, 4, 1},
+                        Case{"qwen3-14b.json", 0, 8, 4, 1},
+                        Case{"deepseek-v2-lite.json", 0, 1, 1, 1},
+                        Case{"gemma-4-26b-a4b.json", 0, 8, 4, 1},  // sliding: 8 KV heads
+                        Case{"gemma-4-26b-a4b.json", 5, 2, 1, 1},  // full: 2 global KV heads
+                        Case{"mistral-7b-v0.1.json", 0, 8, 4, 1}}) {
+    const LayerConfig layer = import(fixture(c.file)).config.model.layers.at(c.layer);
+    EXPECT_EQ(kv_per_rank(layer, 1), c.tp1) << c.file;
+    EXPECT_EQ(kv_per_rank(layer, 2), c.tp2) << c.file;
+    EXPECT_EQ(kv_per_rank(layer, 8), c.tp8) << c.file;
+  }
+}
+
+TEST(HfImportTest, DeepSeekMtpLayersAreNotTargetLayers) {
+  json config = fixture("deepseek-v2-lite.json");
+  config["num_nextn_predict_layers"] = 1;
+  const HfImport hf = import(config);
+  EXPECT_EQ(hf.config.model.layers.size(), 27u);
+  EXPECT_NE(std::ranges::find_if(hf.notes,
+                                 [](const std::string& note) {
+                                   return note.starts_with("num_nextn_predict_layers 1");
+                                 }),
+            hf.notes.end());
 }
 
 }  // namespace
