@@ -348,7 +348,8 @@ void add_priced(WeightBreakdown& out, const HfTensor& t, const Storage& storage)
   for (WeightComponent& existing : out.components) {
     if (existing.name == t.component) component = &existing;
   }
-  if (component == nullptr) component = &out.components.emplace_back(std::string(t.component));
+  if (component == nullptr)
+    component = &out.components.emplace_back(WeightComponent{std::string(t.component)});
   component->parameters = checked_add(component->parameters, parameters, what);
   component->bytes = checked_add(component->bytes, bytes, what);
   out.total_parameters = checked_add(out.total_parameters, parameters, "total parameters");
