@@ -27,8 +27,9 @@ using testing::vec;
 class RecordingBuilder : public AttentionMetadataBuilder {
  public:
   explicit RecordingBuilder(const EngineConfig& config)
-      : AttentionMetadataBuilder(KVCacheSpec::full(4, 1, 4, DType::f32), {}, config,
-                                 Device::cpu()) {}
+      : AttentionMetadataBuilder(KVCacheSpec::full(4, 1, 4, DType::f32), {}, Device::cpu()) {
+    (void)config;
+  }
   AttentionCGSupport get_cudagraph_support(const EngineConfig&, const KVCacheSpec&) const override {
     return AttentionCGSupport::ALWAYS;
   }

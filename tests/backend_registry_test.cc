@@ -40,7 +40,8 @@ class FakeKernel : public AttentionBackend {
                                                            std::vector<std::string> names,
                                                            const EngineConfig& config,
                                                            Device device) const override {
-    return std::make_unique<CountingBuilder>(spec, std::move(names), config, device);
+    (void)config;
+    return std::make_unique<CountingBuilder>(spec, std::move(names), device);
   }
   void write_kv(const KVWriteArgs&) const override { ++writes; }
   void forward(const AttentionForwardArgs&) const override { ++forwards; }

@@ -255,7 +255,7 @@ TEST(CpuFlashBackendTest, WorkspaceIsSharedWhenLargeEnough) {
   const KVCacheSpec mla = KVCacheSpec::mla(16, 576, DType::bf16);
   auto first = flash.create_builder(full, {"full"}, config, Device::cpu());
   auto second = flash.create_builder(mla, {"mla"}, config, Device::cpu());
-  const std::shared_ptr<Buffer> shared = first->provide_workspace();
+  const std::shared_ptr<Buffer> shared = first->provide_workspace(config);
   EXPECT_TRUE(second->accepts_workspace());
   second->set_workspace_buffer(shared);
   const CommonAttentionMetadata common;
@@ -266,7 +266,7 @@ TEST(CpuFlashBackendTest, WorkspaceIsSharedWhenLargeEnough) {
   const EngineConfig small;  // no layers: the provider sizes for its own group only
   auto provider = flash.create_builder(full, {"full"}, small, Device::cpu());
   auto consumer = flash.create_builder(mla, {"mla"}, small, Device::cpu());
-  const std::shared_ptr<Buffer> too_small = provider->provide_workspace();
+  const std::shared_ptr<Buffer> too_small = provider->provide_workspace(small);
   consumer->set_workspace_buffer(too_small);
   const std::shared_ptr<Buffer> own = workspace_of(consumer->build(0, common));
   EXPECT_NE(own, too_small);

@@ -52,7 +52,8 @@ class PlannedSeqLensBackend : public CpuReferenceBackend {
                                                            std::vector<std::string> layers,
                                                            const EngineConfig& config,
                                                            Device device) const override {
-    return std::make_unique<PlannedSeqLensBuilder>(spec, std::move(layers), config, device);
+    (void)config;
+    return std::make_unique<PlannedSeqLensBuilder>(spec, std::move(layers), device);
   }
   void forward(const AttentionForwardArgs& args) const override {
     const auto& planned = dynamic_cast<const PlannedMetadata&>(args.metadata);

@@ -36,8 +36,8 @@ inline FakeCapabilities cg_caps(AttentionCGSupport support,
 class FakeBuilder : public AttentionMetadataBuilder {
  public:
   FakeBuilder(FakeCapabilities caps, KVCacheSpec spec, std::vector<std::string> layer_names,
-              const EngineConfig& config, Device device)
-      : AttentionMetadataBuilder(std::move(spec), std::move(layer_names), config, device),
+              const EngineConfig&, Device device)
+      : AttentionMetadataBuilder(std::move(spec), std::move(layer_names), device),
         caps_(std::move(caps)) {}
 
   AttentionCGSupport get_cudagraph_support(const EngineConfig&, const KVCacheSpec&) const override {
@@ -58,7 +58,7 @@ class FakeBuilder : public AttentionMetadataBuilder {
     return build(0, common, false);
   }
 
-  std::shared_ptr<Buffer> provide_workspace() override {
+  std::shared_ptr<Buffer> provide_workspace(const EngineConfig&) override {
     if (!caps_.provides_workspace) return nullptr;
     if (!own_workspace) own_workspace = Buffer::allocate(64);
     return own_workspace;

@@ -15,6 +15,24 @@
 namespace attnrt {
 namespace {
 
+InitAttnBackendOptions batch_invariant() {
+  InitAttnBackendOptions options;
+  options.batch_invariant = true;
+  return options;
+}
+
+InitAttnBackendOptions drafts_only(const std::set<std::string>& drafts) {
+  InitAttnBackendOptions options;
+  options.draft_layer_names = &drafts;
+  return options;
+}
+
+InitAttnBackendOptions active_only(const std::set<std::string>& active) {
+  InitAttnBackendOptions options;
+  options.active_layer_names = &active;
+  return options;
+}
+
 using testing::error_of;
 
 using testing::fake_backend;
@@ -50,8 +68,10 @@ struct Model {
 
   InitAttnBackendResult init(KVCacheConfig& kv, bool maps_slot_mapping = false,
                              const std::set<std::string>& slot_mapped_layers = {}) const {
-    return init_attn_backend(kv, config, context, Device::cpu(), nullptr, nullptr,
-                             maps_slot_mapping, slot_mapped_layers);
+    InitAttnBackendOptions options;
+    options.maps_slot_mapping = maps_slot_mapping;
+    options.slot_mapped_layers = slot_mapped_layers;
+    return init_attn_backend(kv, config, context, Device::cpu(), options);
   }
 
   EngineConfig config;
@@ -119,8 +139,7 @@ TEST(InitAttnBackend, BatchInvarianceIsCheckedBeforeAnyBuilder) {
   model.add("second", second);
   KVCacheConfig kv = model.plan();
   const std::string message = error_of([&] {
-    init_attn_backend(kv, model.config, model.context, Device::cpu(), nullptr, nullptr, false, {},
-                      /*batch_invariant=*/true);
+    init_attn_backend(kv, model.config, model.context, Device::cpu(), batch_invariant());
   });
   EXPECT_NE(message.find("batch_invariant mode is not supported"), std::string::npos) << message;
   EXPECT_NE(message.find("SECOND"), std::string::npos) << message;
@@ -154,8 +173,7 @@ TEST(InitAttnBackend, ErrorLeavesTheKvCacheConfigUnchanged) {
   model.add("l1", fake_backend("FA"), 8, "l0");
   KVCacheConfig kv = model.plan();
   const std::string message = error_of([&] {
-    init_attn_backend(kv, model.config, model.context, Device::cpu(), nullptr, nullptr, false, {},
-                      true);
+    init_attn_backend(kv, model.config, model.context, Device::cpu(), batch_invariant());
   });
   EXPECT_NE(message.find("batch_invariant"), std::string::npos) << message;
   EXPECT_EQ(kv.kv_cache_groups[0].layer_names, (Names{"l0"}));
@@ -173,7 +191,7 @@ TEST(InitAttnBackend, FastPrefillLayersShareOneWrappedGroup) {
   KVCacheConfig kv = model.plan();
   const std::set<std::string> drafts = {"d0"};
   InitAttnBackendResult result =
-      init_attn_backend(kv, model.config, model.context, Device::cpu(), nullptr, &drafts);
+      init_attn_backend(kv, model.config, model.context, Device::cpu(), drafts_only(drafts));
 
   EXPECT_EQ(layer_names(result),
             (std::vector<std::vector<Names>>{{{"l0", "l1", "d0"}, {"l2", "l3"}}}));
@@ -193,7 +211,7 @@ TEST(InitAttnBackend, ActiveLayersKeepTheGroupOrder) {
   KVCacheConfig kv = model.plan();
   const std::set<std::string> active = {"a", "b", "z"};  // iterates a, b, z
   const InitAttnBackendResult result =
-      init_attn_backend(kv, model.config, model.context, Device::cpu(), &active);
+      init_attn_backend(kv, model.config, model.context, Device::cpu(), active_only(active));
   EXPECT_EQ(layer_names(result), (std::vector<std::vector<Names>>{{{"z", "a", "b"}}}));
 }
 

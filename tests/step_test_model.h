@@ -69,8 +69,10 @@ struct StepModel {
     registry.add(backend);
     registry.set_default(backend->name());
     plan = plan_kv_cache(config, {}, &registry);
+    InitAttnBackendOptions options;
+    options.maps_slot_mapping = maps_slot_mapping;
     attn = init_attn_backend(plan.kv_cache_config, config, plan.forward_context, Device::cpu(),
-                             nullptr, nullptr, maps_slot_mapping);
+                             options);
     cache = allocate_kv_cache(plan.kv_cache_config, Device::cpu(), attn.kernel_block_sizes);
     bind_kv_caches(cache.views, plan.forward_context, plan.kv_cache_config, config,
                    attn.attn_groups);

@@ -14,9 +14,8 @@ class ProfileMetadataBuilder : public AttentionMetadataBuilder {
  public:
   ProfileMetadataBuilder(const BackendProfileConfig& profile,
                          std::unique_ptr<AttentionMetadataBuilder> kernel_builder, KVCacheSpec spec,
-                         std::vector<std::string> layer_names, const EngineConfig& config,
-                         Device device)
-      : AttentionMetadataBuilder(std::move(spec), std::move(layer_names), config, device),
+                         std::vector<std::string> layer_names, Device device)
+      : AttentionMetadataBuilder(std::move(spec), std::move(layer_names), device),
         profile_(profile),
         support_(parse_cg_support(profile.cudagraph_support)),
         kernel_builder_(std::move(kernel_builder)) {}
@@ -40,8 +39,8 @@ class ProfileMetadataBuilder : public AttentionMetadataBuilder {
       const CommonAttentionMetadata& common) override {
     return kernel().build_for_cudagraph_capture(common);
   }
-  std::shared_ptr<Buffer> provide_workspace() override {
-    return kernel_builder_ ? kernel_builder_->provide_workspace() : nullptr;
+  std::shared_ptr<Buffer> provide_workspace(const EngineConfig& config) override {
+    return kernel_builder_ ? kernel_builder_->provide_workspace(config) : nullptr;
   }
   bool accepts_workspace() const override {
     return kernel_builder_ && kernel_builder_->accepts_workspace();
@@ -133,8 +132,8 @@ std::unique_ptr<AttentionMetadataBuilder> ProfileBackend::create_builder(
     const EngineConfig& config, Device device) const {
   std::unique_ptr<AttentionMetadataBuilder> kernel_builder;
   if (kernel_) kernel_builder = kernel_->create_builder(kv_cache_spec, layer_names, config, device);
-  return std::make_unique<ProfileMetadataBuilder>(
-      profile_, std::move(kernel_builder), kv_cache_spec, std::move(layer_names), config, device);
+  return std::make_unique<ProfileMetadataBuilder>(profile_, std::move(kernel_builder),
+                                                  kv_cache_spec, std::move(layer_names), device);
 }
 
 const AttentionBackend& ProfileBackend::kernel_or_fail() const {

@@ -9,7 +9,7 @@ namespace attnrt {
 FastPrefillMetadataBuilder::FastPrefillMetadataBuilder(
     std::unique_ptr<AttentionMetadataBuilder> wrapped, const KVCacheSpec& kv_cache_spec,
     std::vector<std::string> layer_names, const EngineConfig& config, Device device)
-    : AttentionMetadataBuilder(kv_cache_spec, std::move(layer_names), config, device),
+    : AttentionMetadataBuilder(kv_cache_spec, std::move(layer_names), device),
       wrapped_(std::move(wrapped)),
       // Sized once for the largest batch, so steady-state steps allocate nothing.
       query_start_loc_(static_cast<std::size_t>(std::max(config.scheduler.max_num_seqs, 0)) + 1) {}
@@ -42,8 +42,8 @@ const AttentionMetadata& FastPrefillMetadataBuilder::build_for_cudagraph_capture
   return wrapped_->build_for_cudagraph_capture(rewrite(common));
 }
 
-std::shared_ptr<Buffer> FastPrefillMetadataBuilder::provide_workspace() {
-  return wrapped_->provide_workspace();
+std::shared_ptr<Buffer> FastPrefillMetadataBuilder::provide_workspace(const EngineConfig& config) {
+  return wrapped_->provide_workspace(config);
 }
 
 bool FastPrefillMetadataBuilder::accepts_workspace() const {

@@ -30,9 +30,11 @@ AttentionPlan plan_attention(const EngineConfig& config, const BackendRegistry& 
   plan.kv = plan_kv_cache_without_views(config, &registry);
   plan.draft_layers = draft_layer_names(plan.kv.forward_context);
   // The engine translates every slot mapping it builds, so spaced kernel ids are always served.
-  plan.backends = init_attn_backend(plan.kv.kv_cache_config, config, plan.kv.forward_context,
-                                    device, nullptr, &plan.draft_layers,
-                                    /*maps_slot_mapping=*/true);
+  InitAttnBackendOptions options;
+  options.draft_layer_names = &plan.draft_layers;
+  options.maps_slot_mapping = true;
+  plan.backends =
+      init_attn_backend(plan.kv.kv_cache_config, config, plan.kv.forward_context, device, options);
   plan.kv.views = plan_kv_cache_views(plan.kv.kv_cache_config, plan.backends.kernel_block_sizes);
 
   const int decode_query_len = max_decode_query_len(config.speculative);

@@ -183,13 +183,13 @@ void assign_kernel_geometry(AttentionGroups& attn_groups, const KVCacheConfig& k
 
 // The first builder that provides a workspace supplies every later builder that accepts one;
 // micro-batch builders share it because they run one after another on one stream.
-void share_workspace(AttentionGroups& attn_groups) {
+void share_workspace(AttentionGroups& attn_groups, const EngineConfig& config) {
   std::shared_ptr<Buffer> workspace;
   for (std::vector<AttentionGroup>& groups : attn_groups) {
     for (AttentionGroup& group : groups) {
       for (std::unique_ptr<AttentionMetadataBuilder>& builder : group.metadata_builders) {
         if (workspace == nullptr) {
-          workspace = builder->provide_workspace();
+          workspace = builder->provide_workspace(config);
         } else if (builder->accepts_workspace()) {
           builder->set_workspace_buffer(workspace);
         }
@@ -202,11 +202,7 @@ void share_workspace(AttentionGroups& attn_groups) {
 
 InitAttnBackendResult init_attn_backend(KVCacheConfig& kv_cache_config, const EngineConfig& config,
                                         const ForwardContext& forward_context, Device device,
-                                        const std::set<std::string>* active_layer_names,
-                                        const std::set<std::string>* draft_layer_names,
-                                        bool maps_slot_mapping,
-                                        const std::set<std::string>& slot_mapped_layers,
-                                        bool batch_invariant) {
+                                        const InitAttnBackendOptions& options) {
   // An error must leave the caller's config as it was, so sharing layers are registered in a
   // copy, made only when there are any (a 100 000-layer copy is not free).
   const SharedKVCacheLayers unregistered =
@@ -219,23 +215,23 @@ InitAttnBackendResult init_attn_backend(KVCacheConfig& kv_cache_config, const En
   const KVCacheConfig& kv_config = registered ? *registered : kv_cache_config;
 
   InitAttnBackendResult result;
-  Discovery discovery{
-      forward_context,
-      active_layer_names,
-      get_kv_sharing_fast_prefill_eligible_layers(config, forward_context, draft_layer_names),
-      kv_config.kv_cache_layout,
-      config.backends,
-      {},
-      {}};
+  Discovery discovery{forward_context,
+                      options.active_layer_names,
+                      get_kv_sharing_fast_prefill_eligible_layers(config, forward_context,
+                                                                  options.draft_layer_names),
+                      kv_config.kv_cache_layout,
+                      config.backends,
+                      {},
+                      {}};
   for (std::size_t g = 0; g < kv_config.kv_cache_groups.size(); ++g) {
     result.attn_groups.push_back(
         discover_attention_groups(static_cast<int>(g), kv_config.kv_cache_groups[g], discovery));
   }
-  if (batch_invariant) check_batch_invariance(result.attn_groups);
+  if (options.batch_invariant) check_batch_invariance(result.attn_groups);
 
   result.kernel_block_sizes = prepare_kernel_block_sizes(kv_config, result.attn_groups);
   assign_kernel_geometry(result.attn_groups, kv_config, result.kernel_block_sizes,
-                         SlotMappingPolicy{maps_slot_mapping, slot_mapped_layers});
+                         SlotMappingPolicy{options.maps_slot_mapping, options.slot_mapped_layers});
 
   const int num_ubatches = std::max(config.parallel.num_ubatches, 1);
   for (std::size_t g = 0; g < result.attn_groups.size(); ++g) {
@@ -243,7 +239,7 @@ InitAttnBackendResult init_attn_backend(KVCacheConfig& kv_cache_config, const En
       group.create_metadata_builders(config, device, result.kernel_block_sizes[g], num_ubatches);
     }
   }
-  share_workspace(result.attn_groups);
+  share_workspace(result.attn_groups, config);
 
   result.cg_support = get_attn_cg_support(result.attn_groups, config);
   if (registered) kv_cache_config = std::move(*registered);

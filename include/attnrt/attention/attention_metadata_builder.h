@@ -29,12 +29,12 @@ struct AttentionMetadata {
 
 class AttentionMetadataBuilder {
  public:
-  // `kv_cache_spec` carries the KERNEL block size when blocks are split.
+  // `kv_cache_spec` carries the KERNEL block size when blocks are split. A builder keeps no
+  // reference to the config it was made for: an embedder may drop the config after planning.
   AttentionMetadataBuilder(KVCacheSpec kv_cache_spec, std::vector<std::string> layer_names,
-                           const EngineConfig& config, Device device)
+                           Device device)
       : kv_cache_spec_(std::move(kv_cache_spec)),
         layer_names_(std::move(layer_names)),
-        config_(config),
         device_(device) {}
   virtual ~AttentionMetadataBuilder() = default;
   AttentionMetadataBuilder(const AttentionMetadataBuilder&) = delete;
@@ -61,20 +61,21 @@ class AttentionMetadataBuilder {
   }
 
   // Workspace sharing (SEMANTICS §7.7 phase 3): the first builder that provides a workspace
-  // supplies it to every later builder that accepts one.
-  virtual std::shared_ptr<Buffer> provide_workspace() { return nullptr; }
+  // supplies it to every later builder that accepts one; sized for every layer of `config`.
+  virtual std::shared_ptr<Buffer> provide_workspace(const EngineConfig& config) {
+    (void)config;
+    return nullptr;
+  }
   virtual bool accepts_workspace() const { return false; }
   virtual void set_workspace_buffer(std::shared_ptr<Buffer> workspace) { (void)workspace; }
 
   const KVCacheSpec& kv_cache_spec() const { return kv_cache_spec_; }
   const std::vector<std::string>& layer_names() const { return layer_names_; }
-  const EngineConfig& config() const { return config_; }
   Device device() const { return device_; }
 
  private:
   KVCacheSpec kv_cache_spec_;
   std::vector<std::string> layer_names_;
-  const EngineConfig& config_;
   Device device_;
 };
 

@@ -46,7 +46,7 @@ class FastPrefillMetadataBuilder : public AttentionMetadataBuilder {
   const AttentionMetadata& build_for_cudagraph_capture(
       const CommonAttentionMetadata& common) override;
 
-  std::shared_ptr<Buffer> provide_workspace() override;
+  std::shared_ptr<Buffer> provide_workspace(const EngineConfig& config) override;
   bool accepts_workspace() const override;
   void set_workspace_buffer(std::shared_ptr<Buffer> workspace) override;
 

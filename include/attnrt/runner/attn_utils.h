@@ -70,27 +70,33 @@ struct InitAttnBackendResult {
   std::vector<int> kernel_block_sizes;  // one per KV cache group
 };
 
+// The optional inputs of init_attn_backend, named as on the reference page where it has them.
+struct InitAttnBackendOptions {
+  // Only these layers (group order kept); nullptr: every layer.
+  const std::set<std::string>* active_layer_names = nullptr;
+  // Excluded from fast prefill.
+  const std::set<std::string>* draft_layer_names = nullptr;
+  // The caller translates every slot mapping into kernel slots; otherwise only groups holding a
+  // layer of `slot_mapped_layers` receive translated ones.
+  bool maps_slot_mapping = false;
+  std::set<std::string> slot_mapped_layers;
+  // Every backend must support batch invariance (vLLM reads VLLM_BATCH_INVARIANT).
+  bool batch_invariant = false;
+};
+
 // Discovers the attention groups of every KV cache group, picks kernel block sizes and creates
 // one builder per micro-batch for each group (SEMANTICS §7.7, with attnrt's choices of §0):
 // - adds KV-sharing layers to their target's group (`kv_cache_config` is modified) unless a plan
 //   already did;
 // - serves the fast-prefill eligible layers with the FastPrefill wrapper of their backend;
-// - `active_layer_names`: only these layers (group order kept); `draft_layer_names`: excluded
-//   from fast prefill;
-// - `maps_slot_mapping`: the caller translates every slot mapping into kernel slots; otherwise
-//   only groups holding a layer of `slot_mapped_layers` receive translated ones. A group whose
-//   blocks need translation but whose slot mappings arrive untranslated is an Error;
-// - `batch_invariant`: every backend must support batch invariance (vLLM reads
-//   VLLM_BATCH_INVARIANT; attnrt takes it as a parameter), checked before any builder exists.
-// Backends come from each layer's get_attn_backend(). The builders keep a reference to `config`,
-// which must outlive them.
+// - a group whose blocks need translation but whose slot mappings arrive untranslated (see
+//   `options.maps_slot_mapping`) is an Error, as is a batch-variant backend under
+//   `options.batch_invariant`, checked before any builder exists.
+// Backends come from each layer's get_attn_backend(). The builders keep no reference to
+// `config`.
 InitAttnBackendResult init_attn_backend(KVCacheConfig& kv_cache_config, const EngineConfig& config,
                                         const ForwardContext& forward_context, Device device,
-                                        const std::set<std::string>* active_layer_names = nullptr,
-                                        const std::set<std::string>* draft_layer_names = nullptr,
-                                        bool maps_slot_mapping = false,
-                                        const std::set<std::string>& slot_mapped_layers = {},
-                                        bool batch_invariant = false);
+                                        const InitAttnBackendOptions& options = {});
 
 // Binds per-layer KV cache views to the attention layers (SEMANTICS §0): every KV-sharing layer's
 // entry becomes its target's view, then each layer of the forward context with an entry is bound

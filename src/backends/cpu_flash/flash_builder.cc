@@ -47,7 +47,7 @@ CpuFlashMetadataBuilder::CpuFlashMetadataBuilder(const KVCacheSpec& kv_cache_spe
                                                  std::vector<std::string> layer_names,
                                                  const EngineConfig& config, Device device,
                                                  const CpuFlashOptions& options, int num_threads)
-    : AttentionMetadataBuilder(kv_cache_spec, std::move(layer_names), config, device),
+    : AttentionMetadataBuilder(kv_cache_spec, std::move(layer_names), device),
       options_(options),
       num_threads_(num_threads),
       own_bytes_(spec_need(kv_cache_spec, num_threads, config, options)) {}
@@ -81,9 +81,9 @@ const AttentionMetadata& CpuFlashMetadataBuilder::build(int common_prefix_len,
 
 // The config-wide size walks every layer, so it is computed here, for the one builder that
 // provides the shared workspace, not by each of a plan's (possibly 100 000) builders.
-std::shared_ptr<Buffer> CpuFlashMetadataBuilder::provide_workspace() {
+std::shared_ptr<Buffer> CpuFlashMetadataBuilder::provide_workspace(const EngineConfig& config) {
   if (config_bytes_ == 0) {
-    config_bytes_ = std::max(own_bytes_, config_need(config(), num_threads_, options_));
+    config_bytes_ = std::max(own_bytes_, config_need(config, num_threads_, options_));
   }
   if (workspace_ == nullptr || workspace_->size() < config_bytes_) {
     workspace_ = Buffer::allocate(config_bytes_);

@@ -39,8 +39,9 @@ std::unique_ptr<AttentionMetadataBuilder> CpuReferenceBackend::create_builder(
     fail("CPU_REFERENCE runs on the host, but layers {} were placed on {}; use device cpu",
          fmt::join(layer_names, ", "), device.str());
   }
+  (void)config;  // the reference kernels size nothing by the config
   return std::make_unique<CpuReferenceMetadataBuilder>(kv_cache_spec, std::move(layer_names),
-                                                       config, device);
+                                                       device);
 }
 
 void CpuReferenceBackend::write_kv(const KVWriteArgs& args) const {

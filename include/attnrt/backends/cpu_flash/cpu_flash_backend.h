@@ -90,7 +90,7 @@ class CpuFlashMetadataBuilder : public AttentionMetadataBuilder {
                                  bool fast_build = false) override;
 
   // Sized for every layer of the config, so the builders of other groups can share it.
-  std::shared_ptr<Buffer> provide_workspace() override;
+  std::shared_ptr<Buffer> provide_workspace(const EngineConfig& config) override;
   bool accepts_workspace() const override { return true; }
   // Keeps a shared workspace only if it is large enough for this group's layers.
   void set_workspace_buffer(std::shared_ptr<Buffer> workspace) override;
