@@ -121,6 +121,9 @@ std::vector<ErrorCase> error_cases() {
        "model.layers[1].name", "\"a\" is already the name of model.layers[0]"},
       {"UnknownBackend", with_layers(full(R"("backend": "FLASH")")), "model.layers[0].backend",
        "\"FLASH\" is neither a built-in backend"},
+      // Once listed as built in, although no such backend was ever registered.
+      {"CudaPagedIsNoBackend", with_layers(full(R"("backend": "CUDA_PAGED")")),
+       "model.layers[0].backend", "\"CUDA_PAGED\" is neither a built-in backend"},
       {"HeadsSplitAcrossRanks", with_layers(full(), R"("parallel": {"tensor_parallel_size": 3})"),
        "model.layers[0].num_heads", "8 query heads cannot be split evenly"},
       // KV sharing (SEMANTICS §3.4 messages) and the layer graph.

@@ -15,8 +15,9 @@ ForwardContext ForwardContext::from_config(const EngineConfig& config,
   for (std::size_t i = 0; i < layers.size(); ++i) {
     AttentionLayer layer(layers[i], config.parallel.tensor_parallel_size);
     if (registry != nullptr) {
-      AttentionBackendPtr backend = registry->resolve(layers[i].backend);
+      AttentionBackendPtr backend;
       try {
+        backend = registry->resolve(layers[i].backend);
         check_backend_serves_layer(layer, *backend);
       } catch (const Error& error) {
         fail("model.layers[{}].backend: {}", i, error.what());  // the culprit, as the config has it
