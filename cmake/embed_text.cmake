@@ -6,7 +6,7 @@ function(attnrt_embed_text input output symbol)
     OUTPUT ${output}
     COMMAND ${CMAKE_COMMAND} -DINPUT=${input} -DOUTPUT=${output}
             -DNAMESPACE=${namespace_name} -DVARIABLE=${variable_name}
-            -P ${CMAKE_SOURCE_DIR}/cmake/embed_text_run.cmake
-    DEPENDS ${input} ${CMAKE_SOURCE_DIR}/cmake/embed_text_run.cmake
+            -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/embed_text_run.cmake
+    DEPENDS ${input} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/embed_text_run.cmake
     COMMENT "Embedding ${input}")
 endfunction()

@@ -5,10 +5,12 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attnrt/core/error.h"
 #include "attnrt/core/printable.h"
+#include "attnrt/version.h"
 #include "command_names.h"
 #include "commands.h"
 #include "engine_arg_options.h"
@@ -25,6 +27,7 @@ int report(std::string_view kind, std::string_view message, int code) {
 int main(int argc, char** argv) {
   CLI::App app{"attnrt: paged-KV attention runtime (plan, run, bench)"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "attnrt " + std::string(attnrt::version()));
   std::vector<std::function<int()>> commands = {attnrt::cli::add_plan_command(app),
                                                 attnrt::cli::add_run_command(app),
                                                 attnrt::cli::add_bench_command(app)};
@@ -33,14 +36,17 @@ int main(int argc, char** argv) {
     std::vector<std::string> args = attnrt::cli::expand_vllm_aliases(argc, argv);
     std::vector<char*> pointers;
     for (std::string& arg : args) pointers.push_back(arg.data());
-    attnrt::cli::check_command_names(app, argc, pointers.data());
+    // `attnrt --version` names no command; CLI11 prints the version (CLI::CallForVersion).
+    if (argc != 2 || std::string_view(pointers[1]) != "--version") {
+      attnrt::cli::check_command_names(app, argc, pointers.data());
+    }
     app.parse(argc, pointers.data());
     doing = "running `attnrt " + attnrt::cli::chosen_command(app) + "`";
     for (const auto& command : commands) {
       if (int code = command(); code >= 0) return code;
     }
     return 0;
-  } catch (const CLI::Success& e) {  // --help
+  } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     return report("error", e.what(), 2);
