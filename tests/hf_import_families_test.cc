@@ -238,3 +238,16 @@ TEST(HfImportFamiliesTest, NoLengthFieldMeansVllmsDefault2048) {
 
 }  // namespace
 }  // namespace attnrt
+
+namespace attnrt {
+namespace {
+
+// The largest documented model (limits::kMaxLayers) imports; the fuzz target skips such models.
+TEST(HfImportFamiliesTest, HundredThousandLayerConfigImports) {
+  const EngineConfig c = import_hf_config(base("llama", 100000, 32, 8, 4096));
+  ASSERT_EQ(c.model.layers.size(), 100000u);
+  EXPECT_EQ(c.model.layers.back().name, "model.layers.99999.self_attn.attn");
+}
+
+}  // namespace
+}  // namespace attnrt
