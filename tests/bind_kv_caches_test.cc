@@ -159,8 +159,8 @@ TEST(BindKvCaches, ViewOfTheWrongShapeIsRejected) {
 TEST(BindKvCaches, EveryLayerOfTheAttentionGroupsMustEndUpBound) {
   Bound b = allocate(false);
   std::vector<std::vector<AttentionGroup>> groups(1);
-  groups[0].push_back(AttentionGroup{nullptr, {"layer0", "ghost"},
-                                     b.plan.kv_cache_config.kv_cache_groups[0].kv_cache_spec, 0});
+  groups[0].push_back(AttentionGroup{
+      nullptr, {"layer0", "ghost"}, b.plan.kv_cache_config.kv_cache_groups[0].kv_cache_spec, 0});
   try {
     bind_kv_caches(b.cache.views, b.plan.forward_context, b.plan.kv_cache_config, b.config, groups);
     FAIL() << "expected an error";

@@ -203,13 +203,12 @@ TEST(HfImportTest, KvHeadsPerRankAcrossTensorParallelSizes) {
     std::size_t layer;
     int tp1, tp2, tp8;
   };
-  for (const Case& c : {Case{"llama-3.1-8b-instruct.json", 0, 8, 4, 1},
-                        Case{"mixtral-8x7b-v0.1.json", 0, 8, 4, 1},
-                        Case{"qwen3-14b.json", 0, 8, 4, 1},
-                        Case{"deepseek-v2-lite.json", 0, 1, 1, 1},
-                        Case{"gemma-4-26b-a4b.json", 0, 8, 4, 1},  // sliding: 8 KV heads
-                        Case{"gemma-4-26b-a4b.json", 5, 2, 1, 1},  // full: 2 global KV heads
-                        Case{"mistral-7b-v0.1.json", 0, 8, 4, 1}}) {
+  for (const Case& c :
+       {Case{"llama-3.1-8b-instruct.json", 0, 8, 4, 1}, Case{"mixtral-8x7b-v0.1.json", 0, 8, 4, 1},
+        Case{"qwen3-14b.json", 0, 8, 4, 1}, Case{"deepseek-v2-lite.json", 0, 1, 1, 1},
+        Case{"gemma-4-26b-a4b.json", 0, 8, 4, 1},  // sliding: 8 KV heads
+        Case{"gemma-4-26b-a4b.json", 5, 2, 1, 1},  // full: 2 global KV heads
+        Case{"mistral-7b-v0.1.json", 0, 8, 4, 1}}) {
     const LayerConfig layer = import(fixture(c.file)).config.model.layers.at(c.layer);
     EXPECT_EQ(kv_per_rank(layer, 1), c.tp1) << c.file;
     EXPECT_EQ(kv_per_rank(layer, 2), c.tp2) << c.file;

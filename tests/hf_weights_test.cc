@@ -5,11 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "error_of.h"

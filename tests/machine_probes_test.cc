@@ -21,9 +21,8 @@ TEST(DramReadProbe, SequentialAndPagedReadsGiveRates) {
   EXPECT_GT(probe.measure(2, 1), 0.0);
   EXPECT_GT(probe.measure_paged(PagedReadOrder{}, 2, 1), 0.0);
   // One page at a time, 64-byte records, one record a row: the smallest order there is.
-  EXPECT_GT(probe.measure_paged({.record_bytes = 64, .records_per_row = 1, .rows_per_page = 1,
-                                 .ways = 1},
-                                1, 1),
+  EXPECT_GT(probe.measure_paged(
+                {.record_bytes = 64, .records_per_row = 1, .rows_per_page = 1, .ways = 1}, 1, 1),
             0.0);
 }
 

@@ -46,8 +46,8 @@ TEST(PlanReport, JsonHasTheStableKeys) {
                           "checks", "bindings"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
-  for (const char* key : {"backend", "layer_names", "kv_cache_group_id", "num_heads_q",
-                          "fast_prefill"}) {
+  for (const char* key :
+       {"backend", "layer_names", "kv_cache_group_id", "num_heads_q", "fast_prefill"}) {
     EXPECT_TRUE(json["attention_groups"][0][0].contains(key)) << key;
   }
   for (const char* key : {"min_cg_support", "min_cg_attn_backend", "requested_mode",
@@ -70,8 +70,8 @@ TEST(PlanReport, JsonHasTheStableKeys) {
   for (const char* key : {"size", "layers", "layer_stride", "block_stride", "offset"}) {
     EXPECT_TRUE(json["kv_cache"]["tensors"][0].contains(key)) << key;
   }
-  for (const char* key : {"layer", "buffer", "offset_bytes", "shape", "strides", "dtype",
-                          "shares_with"}) {
+  for (const char* key :
+       {"layer", "buffer", "offset_bytes", "shape", "strides", "dtype", "shares_with"}) {
     EXPECT_TRUE(json["bindings"][0].contains(key)) << key;
   }
 }
@@ -88,7 +88,8 @@ TEST(PlanReport, TinyYocoSharesWithTheLastOwningLayerOfItsType) {
     EXPECT_EQ(b["shares_with"], target);
     EXPECT_EQ(b["offset_bytes"], binding.at(target)["offset_bytes"]);
   }
-  for (std::size_t i = 0; i < 4; ++i) EXPECT_TRUE(binding.at(layers[i].name)["shares_with"].is_null());
+  for (std::size_t i = 0; i < 4; ++i)
+    EXPECT_TRUE(binding.at(layers[i].name)["shares_with"].is_null());
 }
 
 TEST(PlanReport, Gemma3nKeepsOnlyOwningLayersInTheCacheAndGainsCapacity) {
@@ -183,9 +184,9 @@ TEST(PlanReport, FastPrefillLayersAreTheTrailingSharingLayers) {
   const nlohmann::json json = plan_json(default_config());
   EXPECT_TRUE(json["fast_prefill"]["enabled"].get<bool>());
   const auto& layers = default_config().model.layers;
-  EXPECT_EQ(json["fast_prefill"]["eligible_layers"],
-            (std::vector<std::string>{layers[4].name, layers[5].name, layers[6].name,
-                                      layers[7].name}));
+  EXPECT_EQ(
+      json["fast_prefill"]["eligible_layers"],
+      (std::vector<std::string>{layers[4].name, layers[5].name, layers[6].name, layers[7].name}));
   for (const auto& group : json["attention_groups"][0]) {
     const bool wrapped = group["backend"].get<std::string>().starts_with("FastPrefill");
     EXPECT_EQ(group["fast_prefill"].get<bool>(), wrapped);

@@ -40,16 +40,17 @@ int main() {
     for (const attnrt::AttentionLayer& layer : plan.kv.forward_context.layers()) {
       if (layer.has_kv_cache()) ++bound;
     }
-    const std::string backend = plan.backends.attn_groups.empty() ||
-                                        plan.backends.attn_groups.front().empty()
-                                    ? std::string("none")
-                                    : plan.backends.attn_groups.front().front().backend->name();
-    std::printf("attnrt %.*s: %zu layers, %d bound, %lld blocks of %d tokens, %llu KiB, backend %s\n",
-                static_cast<int>(attnrt::version().size()), attnrt::version().data(),
-                plan.kv.forward_context.size(), bound,
-                static_cast<long long>(plan.kv.kv_cache_config.num_blocks), config.cache.block_size,
-                static_cast<unsigned long long>(plan.kv.kv_cache_config.backing_bytes() >> 10),
-                backend.c_str());
+    const std::string backend =
+        plan.backends.attn_groups.empty() || plan.backends.attn_groups.front().empty()
+            ? std::string("none")
+            : plan.backends.attn_groups.front().front().backend->name();
+    std::printf(
+        "attnrt %.*s: %zu layers, %d bound, %lld blocks of %d tokens, %llu KiB, backend %s\n",
+        static_cast<int>(attnrt::version().size()), attnrt::version().data(),
+        plan.kv.forward_context.size(), bound,
+        static_cast<long long>(plan.kv.kv_cache_config.num_blocks), config.cache.block_size,
+        static_cast<unsigned long long>(plan.kv.kv_cache_config.backing_bytes() >> 10),
+        backend.c_str());
     return bound == static_cast<int>(plan.kv.forward_context.size()) ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attnrt_consumer: %s\n", e.what());

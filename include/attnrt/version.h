@@ -15,6 +15,8 @@
 namespace attnrt {
 
 // "MAJOR.MINOR.PATCH" of the headers (the library built with them has the same version).
-constexpr std::string_view version() { return ATTNRT_VERSION_STRING; }
+constexpr std::string_view version() {
+  return ATTNRT_VERSION_STRING;
+}
 
 }  // namespace attnrt

@@ -30,7 +30,7 @@ inline constexpr std::array<std::string_view, 4> kCGSupportNames = {
 // backend registry until it exists; the registry will then answer this question instead.
 // CUDA_PAGED, once listed here, never existed as a backend.
 inline constexpr std::array<std::string_view, 8> kBuiltinBackendNames = {
-    "CPU_REFERENCE", "CPU_FLASH",  "FLASH_ATTN",  "FLASH_ATTN_FA2",
+    "CPU_REFERENCE",  "CPU_FLASH",  "FLASH_ATTN",  "FLASH_ATTN_FA2",
     "FLASH_ATTN_FA3", "FLASHINFER", "TRITON_ATTN", "FLASHMLA"};
 
 bool contains_name(std::span<const std::string_view> names, std::string_view name);

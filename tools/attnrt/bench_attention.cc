@@ -119,8 +119,8 @@ void print_table(const std::vector<AttentionBenchResult>& results, const Machine
       "limits (own probes, medians of the run's passes): DRAM read {:.1f} GB/s; the same bytes "
       "read in the decode kernels' order alone {:.1f} GB/s ({:.2f} of it); fp32 FMA peak {:.1f} "
       "GFLOP/s\n",
-      limits.dram_read_gbps, limits.paged_read_gbps,
-      limits.paged_read_gbps / limits.dram_read_gbps, limits.fma_peak_gflops);
+      limits.dram_read_gbps, limits.paged_read_gbps, limits.paged_read_gbps / limits.dram_read_gbps,
+      limits.fma_peak_gflops);
   fmt::print(
       "decode: effective KV bytes read per second; limit: the DRAM read probed between its "
       "iterations; ratio: median over {} rounds of (case rate / probe pass just before it); "

@@ -2,9 +2,8 @@
 // Loading and validating the JSON config (DESIGN.md §3). Every error is an attnrt::Error whose
 // message starts with the JSON path of the culprit, e.g. `model.layers[3].kv_sharing_target: ...`.
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 

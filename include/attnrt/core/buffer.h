@@ -2,8 +2,9 @@
 // Buffer: one owning allocation. Host buffers are 64-byte aligned and zero-filled (a KV cache must
 // start clean: padded pages and unused slots are never written). Buffers of kHugePageBytes or
 // more start on a huge-page boundary and ask the OS for huge pages (Linux: MADV_HUGEPAGE), so
-// that a KV cache walked block by block through a block table costs no TLB miss per 4 KiB. Move-only; tensors share
-// ownership through std::shared_ptr<Buffer>, so a view keeps its memory alive.
+// that a KV cache walked block by block through a block table costs no TLB miss per 4 KiB.
+// Move-only; tensors share ownership through std::shared_ptr<Buffer>, so a view keeps its memory
+// alive.
 
 #include <cstddef>
 #include <memory>
@@ -33,7 +34,8 @@ class Buffer {
   Device device() const { return device_; }
 
  private:
-  Buffer(std::byte* data, std::size_t size, Device device) : data_(data), size_(size), device_(device) {}
+  Buffer(std::byte* data, std::size_t size, Device device)
+      : data_(data), size_(size), device_(device) {}
   void release() noexcept;
 
   std::byte* data_ = nullptr;

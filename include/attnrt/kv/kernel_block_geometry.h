@@ -12,8 +12,8 @@ namespace attnrt {
 struct KernelBlockGeometry {
   int manager_block_size = 16;
   int kernel_block_size = 16;
-  int ratio = 1;                      // manager_block_size / kernel_block_size
-  std::int64_t slots_per_block = 1;   // kernel-block strides per manager block (>= ratio)
+  int ratio = 1;                     // manager_block_size / kernel_block_size
+  std::int64_t slots_per_block = 1;  // kernel-block strides per manager block (>= ratio)
 
   // Identity mapping for unsplit blocks.
   static KernelBlockGeometry unsplit(int block_size);
@@ -30,7 +30,8 @@ struct KernelBlockGeometry {
   std::int64_t map_to_kernel_slot(std::int64_t manager_slot) const;
   void map_to_kernel_slot_mapping(std::span<std::int64_t> slot_mapping) const;
   // Writes `ratio` kernel ids per manager id into `out` (size manager_ids.size() * ratio).
-  void expand_block_ids(std::span<const std::int32_t> manager_ids, std::span<std::int32_t> out) const;
+  void expand_block_ids(std::span<const std::int32_t> manager_ids,
+                        std::span<std::int32_t> out) const;
 
   friend bool operator==(const KernelBlockGeometry&, const KernelBlockGeometry&) = default;
 };

@@ -24,9 +24,9 @@ inline constexpr std::array<KVCacheLayout, 6> kAllLayouts = {
 std::array<int, 5> stride_order(KVCacheLayout layout);
 // The stride order of a layer's 4-D view [B, H, N, C] (L removed, indices shifted down).
 std::array<int, 4> layer_view_order(KVCacheLayout layout);
-bool is_layer_compact(KVCacheLayout layout);    // L outermost
-bool is_block_contiguous(KVCacheLayout layout); // the last three physical axes are H, N, C
-bool is_block_compact(KVCacheLayout layout);    // the first two physical axes are {L, B}
-bool is_block_outermost(KVCacheLayout layout);  // B outermost
+bool is_layer_compact(KVCacheLayout layout);     // L outermost
+bool is_block_contiguous(KVCacheLayout layout);  // the last three physical axes are H, N, C
+bool is_block_compact(KVCacheLayout layout);     // the first two physical axes are {L, B}
+bool is_block_outermost(KVCacheLayout layout);   // B outermost
 
 }  // namespace attnrt

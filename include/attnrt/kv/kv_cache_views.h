@@ -40,8 +40,8 @@ KernelBlockGeometry get_kernel_block_geometry(const KVCacheSpec& spec, const KVC
 struct LayerViewGeometry {
   std::string layer;
   int group_id = 0;
-  int layer_slot = 0;             // L index inside the backing
-  std::int64_t byte_offset = 0;   // of element [0, 0, 0, 0]
+  int layer_slot = 0;            // L index inside the backing
+  std::int64_t byte_offset = 0;  // of element [0, 0, 0, 0]
   DType dtype = DType::bf16;
   std::array<std::int64_t, 4> shape{};    // [kernel blocks, head slots, states, content elements]
   std::array<std::int64_t, 4> strides{};  // in elements

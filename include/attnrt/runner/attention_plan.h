@@ -23,8 +23,8 @@ struct SpeculativeChecks {
 };
 
 struct AttentionPlan {
-  KVCachePlan kv;                   // views use the kernel block sizes below
-  InitAttnBackendResult backends;   // attention groups, runner-wide CG support, kernel sizes
+  KVCachePlan kv;                  // views use the kernel block sizes below
+  InitAttnBackendResult backends;  // attention groups, runner-wide CG support, kernel sizes
   CUDAGraphMode requested_mode;
   CUDAGraphModeResolution cudagraph;
   CaptureSizes capture_sizes;

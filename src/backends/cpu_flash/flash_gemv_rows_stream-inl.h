@@ -119,7 +119,7 @@ HWY_INLINE void StreamFourRows(const ForwardTask& task, const Item& item, const 
         }
       };
       // The head's records of the step and its scores (dead keys -inf).
-      const auto score_head = [&](int h, StepTokens& tokens, VF (&s)[kGroups]) {
+      const auto score_head = [&](int h, StepTokens& tokens, VF(&s)[kGroups]) {
         const std::int64_t offset = h * cache.head_stride;
         HWY_UNROLL(4)
         for (int g = 0; g < kGroups; ++g) {
@@ -129,7 +129,7 @@ HWY_INLINE void StreamFourRows(const ForwardTask& task, const Item& item, const 
         }
       };
       // The online softmax of the head's step: its weights, O rescaled when a row's max grew.
-      const auto weigh_head = [&](int h, const VF (&s)[kGroups], VF (&p)[kGroups]) {
+      const auto weigh_head = [&](int h, const VF(&s)[kGroups], VF(&p)[kGroups]) {
         VF step_max = s[0];
         HWY_UNROLL(4)
         for (int g = 1; g < kGroups; ++g) step_max = hn::Max(step_max, s[g]);

@@ -111,12 +111,12 @@ HWY_INLINE VF Exp2(DF df, VF x) {
   // ln2^k / k!
   const VF f2 = hn::Mul(f, f);
   const VF a0 = hn::MulAdd(hn::Set(df, 6.9314718055994531e-01f), f, hn::Set(df, 1.f));
-  const VF a1 = hn::MulAdd(hn::Set(df, 5.5504108664821580e-02f), f,
-                           hn::Set(df, 2.4022650695910071e-01f));
-  const VF a2 = hn::MulAdd(hn::Set(df, 1.3333558146428443e-03f), f,
-                           hn::Set(df, 9.6181291076284772e-03f));
-  const VF a3 = hn::MulAdd(hn::Set(df, 1.5252733804059841e-05f), f,
-                           hn::Set(df, 1.5403530393381609e-04f));
+  const VF a1 =
+      hn::MulAdd(hn::Set(df, 5.5504108664821580e-02f), f, hn::Set(df, 2.4022650695910071e-01f));
+  const VF a2 =
+      hn::MulAdd(hn::Set(df, 1.3333558146428443e-03f), f, hn::Set(df, 9.6181291076284772e-03f));
+  const VF a3 =
+      hn::MulAdd(hn::Set(df, 1.5252733804059841e-05f), f, hn::Set(df, 1.5403530393381609e-04f));
   const VF f4 = hn::Mul(f2, f2);
   const VF p = hn::MulAdd(hn::MulAdd(a3, f2, a2), f4, hn::MulAdd(a1, f2, a0));
 #if HWY_TARGET == HWY_AVX3
