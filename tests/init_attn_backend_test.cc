@@ -15,22 +15,21 @@
 namespace attnrt {
 namespace {
 
+// The options with one field set, for the tests of that field.
 InitAttnBackendOptions batch_invariant() {
-  InitAttnBackendOptions options;
-  options.batch_invariant = true;
-  return options;
+  InitAttnBackendOptions o;
+  o.batch_invariant = true;
+  return o;
 }
-
 InitAttnBackendOptions drafts_only(const std::set<std::string>& drafts) {
-  InitAttnBackendOptions options;
-  options.draft_layer_names = &drafts;
-  return options;
+  InitAttnBackendOptions o;
+  o.draft_layer_names = &drafts;
+  return o;
 }
-
 InitAttnBackendOptions active_only(const std::set<std::string>& active) {
-  InitAttnBackendOptions options;
-  options.active_layer_names = &active;
-  return options;
+  InitAttnBackendOptions o;
+  o.active_layer_names = &active;
+  return o;
 }
 
 using testing::error_of;

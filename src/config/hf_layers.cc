@@ -117,17 +117,12 @@ FamilyShape gemma4(const HfFields& fields) {
   }
   const bool k_eq_v = fields.get_bool("attention_k_eq_v").value_or(false);
   HfHeads full = shape.heads;
-  if (const std::optional<int> global = fields.get_int("global_head_dim")) {
-    full.head_size = *global;
-    full.decided_by = "num_attention_heads, ";
-  } else {
-    full.decided_by = "num_attention_heads, ";
-  }
+  if (const std::optional<int> global = fields.get_int("global_head_dim")) full.head_size = *global;
   // vLLM's gemma4.py: num_global_key_value_heads counts only when K == V.
   const std::optional<int> global_kv = fields.get_int("num_global_key_value_heads");
   if (k_eq_v && global_kv) full.num_kv_heads = *global_kv;
-  full.decided_by += fmt::format(
-      "{}, {}",
+  full.decided_by = fmt::format(
+      "num_attention_heads, {}, {}",
       k_eq_v && global_kv ? "num_global_key_value_heads (attention_k_eq_v)" : "num_key_value_heads",
       fields.has("global_head_dim") ? "global_head_dim" : "head_dim");
   shape.full_heads = full;

@@ -13,23 +13,10 @@ namespace {
 constexpr std::string_view kSumWhat = "KV cache bytes per request, summed over layers";
 
 // The config the search varies. KVCacheSpec::max_memory_usage_bytes reads the model's lengths and
-// the scheduler, never the layers: the probe copies everything else, once, so that a config with
-// 100 000 layers is not copied at all.
-EngineConfig without_layers(const EngineConfig& config) {
-  EngineConfig probe;
-  probe.model.name = config.model.name;
-  probe.model.max_model_len = config.model.max_model_len;
-  probe.model.hidden_size = config.model.hidden_size;
-  probe.model.vocab_size = config.model.vocab_size;
-  probe.model.max_encoder_len = config.model.max_encoder_len;
-  probe.cache = config.cache;
-  probe.compilation = config.compilation;
-  probe.scheduler = config.scheduler;
-  probe.speculative = config.speculative;
-  probe.parallel = config.parallel;
-  probe.lora = config.lora;
-  probe.backends = config.backends;
-  return probe;
+// the scheduler, never the layers, so the probe drops them: one copy per check, none per probe.
+EngineConfig without_layers(EngineConfig config) {
+  config.model.layers.clear();
+  return config;
 }
 
 bool fits_at(const LayerSpecs& specs, EngineConfig& probe, std::int64_t max_model_len,
