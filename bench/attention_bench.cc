@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "../tools/attnrt/bench_attention_cases.h"
-#include "attnrt/backends/cpu_flash/machine_probes.h"
+#include "backends/cpu_flash/machine_probes.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks DESIGN.md §2: a layer includes only itself and the layers above it in the list
+# Checks design.md §2: a layer includes only itself and the layers above it in the list
 # core < config < kv < attention < backends < runner < engine < tools.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,4 +20,9 @@ while IFS= read -r file; do
     fi
   done < <(grep -oE '#include "attnrt/[a-z_]+/' "$file" | sed -E 's#.*attnrt/([a-z_]+)/#\1#' | sort -u)
 done < <(find include/attnrt src -name '*.h' -o -name '*.cc' | sort)
+# The public headers are what an embedder compiles: they include no fmt and no src/ header.
+while IFS= read -r hit; do
+  echo "public header: $hit (fmt and internal headers belong in src/)"
+  status=1
+done < <(grep -rnE '#include (<fmt/|"core/fail\.h"|"(engine|backends|config|kv|runner|attention|core)/)' include/attnrt || true)
 exit $status

@@ -3,6 +3,7 @@
 
 #include "attnrt/kv/block_copy.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstring>

@@ -6,6 +6,7 @@
 
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "attnrt/backends/cpu_flash/simd_targets.h"
 #include "attnrt/core/error.h"
+#include "backends/cpu_flash/simd_targets.h"
 #include "cpu_flash_batch.h"
 #include "cpu_flash_check.h"
 #include "error_of.h"

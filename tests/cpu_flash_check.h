@@ -7,7 +7,7 @@
 #include <string>
 
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
-#include "attnrt/backends/cpu_flash/simd_targets.h"
+#include "backends/cpu_flash/simd_targets.h"
 #include "cpu_flash_batch.h"
 
 namespace attnrt::flash_test {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
-#include "attnrt/backends/cpu_flash/simd_targets.h"
+#include "backends/cpu_flash/simd_targets.h"
 #include "cpu_flash_batch.h"
 #include "cpu_flash_check.h"
 

@@ -16,7 +16,8 @@
 #include "attnrt/backends/cpu_reference/cpu_reference_backend.h"
 #include "attnrt/core/error.h"
 #include "attnrt/engine/engine.h"
-#include "attnrt/engine/engine_workload.h"
+#include "engine/captured_graphs.h"
+#include "engine/engine_workload.h"
 #include "tiny_model_rig.h"
 
 namespace attnrt {

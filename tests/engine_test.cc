@@ -5,6 +5,7 @@
 
 #include "attnrt/engine/engine.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,7 +15,7 @@
 #include <vector>
 
 #include "attnrt/core/error.h"
-#include "attnrt/engine/engine_workload.h"
+#include "engine/engine_workload.h"
 #include "error_of.h"
 #include "run_report.h"
 #include "tiny_model_rig.h"

@@ -2,6 +2,7 @@
 // family's own rule (windows, patterns, chunks, sharing, encoder-decoder) and the traps of
 // docs/hf-import.md, plus the refusals, each naming the model_type and the field.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

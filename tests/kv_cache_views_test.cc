@@ -4,6 +4,7 @@
 
 #include "attnrt/kv/kv_cache_views.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -3,6 +3,7 @@
 // CPU reference backend. The scenario prefills two requests in chunks, then decodes them, and
 // every logits row of every step must equal the dense, unpaged recomputation of the request.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,7 +16,7 @@
 
 #include "attnrt/backends/cpu_reference/cpu_reference_backend.h"
 #include "attnrt/core/error.h"
-#include "attnrt/engine/dense_reference.h"
+#include "engine/dense_reference.h"
 #include "tiny_model_rig.h"
 
 // Counts heap allocations, so that a test can show forward() makes none.

@@ -3,10 +3,9 @@
 // own; this one is a convenience for `#include <attnrt/attnrt.h>`. Link attnrt::attnrt (CMake) or
 // `pkg-config --libs attnrt`; build as C++20.
 //
-// Not included here: the CLI's and benchmarks' helpers (engine/engine_workload.h,
-// engine/engine_work.h, the machine probes of backends/cpu_flash/machine_probes.h), which are
-// meant to leave include/ (engine/engine.h still includes engine_work.h), and the message helpers
-// core/nearest_name.h and core/printable.h.
+// Not included here: the message helpers core/nearest_name.h and core/printable.h. The CLI's,
+// benchmarks' and tests' helpers (the run workload, the dense check, machine probes, the SIMD
+// target switch) and the engine's private parts are not installed: they live in src/.
 
 #include "attnrt/version.h"
 
@@ -52,7 +51,6 @@
 // backends: the built-in executable backends
 #include "attnrt/backends/builtin_backends.h"
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
-#include "attnrt/backends/cpu_flash/simd_targets.h"
 #include "attnrt/backends/cpu_reference/cpu_reference_backend.h"
 #include "attnrt/backends/fast_prefill_backend.h"
 
@@ -76,8 +74,6 @@
 
 // engine: the step loop around the built-in model
 #include "attnrt/engine/block_pool.h"
-#include "attnrt/engine/captured_graphs.h"
-#include "attnrt/engine/dense_reference.h"
 #include "attnrt/engine/engine.h"
 #include "attnrt/engine/engine_stats.h"
 #include "attnrt/engine/kv_block_manager.h"

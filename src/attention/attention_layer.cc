@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

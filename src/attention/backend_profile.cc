@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "attnrt/attention/cg_support.h"
-#include "attnrt/core/error.h"
 #include "attnrt/kv/kv_cache_layout.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

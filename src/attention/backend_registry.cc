@@ -3,7 +3,7 @@
 #include <fmt/ranges.h>
 
 #include "attnrt/attention/backend_profile.h"
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "attnrt/core/checked_math.h"
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 

@@ -2,7 +2,7 @@
 
 #include <span>
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt::backend_checks {
 namespace {

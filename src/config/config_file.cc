@@ -10,8 +10,8 @@
 #include <memory>
 
 #include "attnrt/config/config_limits.h"
-#include "attnrt/core/error.h"
 #include "attnrt/core/printable.h"
+#include "core/fail.h"
 
 namespace attnrt::detail {
 namespace {

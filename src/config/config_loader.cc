@@ -2,9 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnrt/core/error.h"
 #include "attnrt/core/printable.h"
 #include "config_file.h"
+#include "core/fail.h"
 #include "json_reader.h"
 #include "json_text.h"
 #include "layer_expansion.h"

@@ -6,8 +6,8 @@
 
 #include "attnrt/config/config_limits.h"
 #include "attnrt/config/config_loader.h"
-#include "attnrt/core/error.h"
 #include "config_names.h"
+#include "core/fail.h"
 #include "layer_validation.h"
 #include "range_checks.h"
 

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "attnrt/config/config_loader.h"
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 

@@ -6,9 +6,9 @@
 #include <array>
 
 #include "attnrt/config/config_loader.h"
-#include "attnrt/core/error.h"
 #include "attnrt/core/printable.h"
 #include "config_names.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt::detail {
 

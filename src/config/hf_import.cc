@@ -14,9 +14,9 @@
 
 #include "attnrt/config/config_limits.h"
 #include "attnrt/config/config_loader.h"
-#include "attnrt/core/error.h"
 #include "attnrt/core/nearest_name.h"
 #include "attnrt/core/printable.h"
+#include "core/fail.h"
 #include "hf_fields.h"
 #include "hf_layers.h"
 #include "json_text.h"

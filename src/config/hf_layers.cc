@@ -12,6 +12,7 @@
 #include <map>
 
 #include "attnrt/config/config_limits.h"
+#include "core/fail.h"
 #include "hf_layer_rules.h"
 
 namespace attnrt::detail {

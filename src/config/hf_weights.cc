@@ -9,9 +9,9 @@
 
 #include "attnrt/config/config_limits.h"
 #include "attnrt/core/checked_math.h"
-#include "attnrt/core/error.h"
 #include "attnrt/core/nearest_name.h"
 #include "attnrt/core/printable.h"
+#include "core/fail.h"
 #include "hf_weights_parts.h"
 
 namespace attnrt {

@@ -2,9 +2,9 @@
 
 #include <limits>
 
-#include "attnrt/core/error.h"
 #include "attnrt/core/printable.h"
 #include "config_names.h"
+#include "core/fail.h"
 
 namespace attnrt::detail {
 namespace {

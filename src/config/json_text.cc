@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "attnrt/config/config_limits.h"
-#include "attnrt/core/error.h"
 #include "attnrt/core/printable.h"
+#include "core/fail.h"
 #include "json_reader.h"
 
 namespace attnrt::detail {

@@ -4,9 +4,9 @@
 #include <unordered_map>
 
 #include "attnrt/config/config_limits.h"
-#include "attnrt/core/error.h"
 #include "attnrt/core/printable.h"
 #include "config_names.h"
+#include "core/fail.h"
 #include "json_reader.h"
 #include "layer_validation.h"
 

@@ -4,9 +4,9 @@
 #include <map>
 
 #include "attnrt/config/config_limits.h"
-#include "attnrt/core/error.h"
 #include "attnrt/core/printable.h"
 #include "config_names.h"
+#include "core/fail.h"
 #include "range_checks.h"
 
 namespace attnrt::detail {

@@ -4,9 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "attnrt/config/config_loader.h"
-#include "attnrt/core/error.h"
 #include "attnrt/core/printable.h"
 #include "config_file.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt::detail {
 

@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "attnrt/config/config_loader.h"
-#include "attnrt/core/error.h"
 #include "attnrt/core/printable.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

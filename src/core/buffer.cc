@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #endif
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -3,8 +3,8 @@
 #include <memory>
 #include <vector>
 
-#include "attnrt/core/error.h"
 #include "attnrt/core/tensor.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <utility>
 
-#include "attnrt/core/error.h"
 #include "attnrt/core/printable.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

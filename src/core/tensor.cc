@@ -6,7 +6,7 @@
 #include <optional>
 #include <utility>
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <limits>
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 

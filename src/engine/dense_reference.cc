@@ -3,14 +3,14 @@
 // (f32, keys in ascending order, max-subtracted softmax) and masks, so on an f32 cache the two
 // agree to rounding.
 
-#include "attnrt/engine/dense_reference.h"
+#include "dense_reference.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -5,7 +5,9 @@
 #include "attnrt/engine/engine.h"
 
 #include "attnrt/backends/builtin_backends.h"
-#include "attnrt/core/error.h"
+#include "captured_graphs.h"
+#include "core/fail.h"
+#include "engine_work.h"
 
 namespace attnrt {
 namespace {
@@ -95,8 +97,10 @@ Engine::Engine(const EngineConfig& config, EngineOptions options)
       batch_(config_.scheduler.max_num_seqs, config_.scheduler.max_num_batched_tokens),
       graphs_(graph_options(config_, plan_)),
       metadata_(plan_.backends.attn_groups),
-      layer_groups_(plan_.kv.forward_context, plan_.backends.attn_groups),
-      work_(model_),
+      layer_groups_(
+          std::make_unique<LayerGroupIndex>(plan_.kv.forward_context, plan_.backends.attn_groups)),
+      captured_(std::make_unique<CapturedGraphs>()),
+      work_(std::make_unique<LayerWorkModel>(model_)),
       scheduler_(config_, plan_.kv.kv_cache_config) {
   const auto max_tokens = static_cast<std::size_t>(config_.scheduler.max_num_batched_tokens);
   const auto max_reqs = static_cast<std::size_t>(config_.scheduler.max_num_seqs);
@@ -145,6 +149,12 @@ int Engine::num_kv_blocks() const {
 
 int Engine::num_kv_blocks_in_use() const {
   return num_kv_blocks() - scheduler_.block_pool().num_free();
+}
+
+Engine::~Engine() = default;
+
+std::size_t Engine::num_captured_graphs() const {
+  return captured_->size();
 }
 
 }  // namespace attnrt

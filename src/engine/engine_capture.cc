@@ -7,8 +7,10 @@
 #include <set>
 #include <string>
 
-#include "attnrt/core/error.h"
 #include "attnrt/engine/engine.h"
+#include "captured_graphs.h"
+#include "core/fail.h"
+#include "engine_work.h"
 
 namespace attnrt {
 namespace {
@@ -102,7 +104,7 @@ void Engine::capture_graphs() {
     AttentionMetadataInputs inputs = make_attention_metadata_inputs(batch_, block_tables_);
     inputs.for_cudagraph_capture = true;
     build_attn_metadata(plan_.backends.attn_groups, inputs, metadata_);
-    captured_.capture(descriptor, metadata_, layer_groups_);
+    captured_->capture(descriptor, metadata_, *layer_groups_);
   }
   graphs_.mark_captured();
 }

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "attnrt/core/error.h"
-#include "attnrt/engine/dense_reference.h"
-#include "attnrt/engine/engine_workload.h"
+#include "core/fail.h"
+#include "dense_reference.h"
+#include "engine_workload.h"
 
 namespace attnrt {
 

@@ -2,7 +2,7 @@
 
 #include "attnrt/engine/engine_stats.h"
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 

@@ -7,6 +7,8 @@
 
 #include "attnrt/core/error.h"
 #include "attnrt/engine/engine.h"
+#include "captured_graphs.h"
+#include "engine_work.h"
 
 namespace attnrt {
 namespace {
@@ -46,7 +48,7 @@ bool Engine::step() {
   // A FULL graph replays: its arrays were just rewritten in place, its scalars stay frozen.
   const std::span<const AttentionMetadata* const> metadata =
       descriptor_.cg_mode == CUDAGraphMode::FULL
-          ? captured_.replay(descriptor_)
+          ? captured_->replay(descriptor_)
           : build_eager_metadata(fast_prefill ? &*fast_prefill : nullptr);
   run_model(metadata, fast_prefill);
   sample(output);
@@ -172,10 +174,10 @@ void Engine::count_fast_prefill(const FastPrefillBatchMetadata& fast_prefill,
   const std::span<const std::int64_t> positions = batch_.positions();
   for (std::size_t j = 0; j < rows.size(); ++j) fast_prefill_positions_[j] = positions[rows[j]];
   const std::span<const std::int64_t> reduced(fast_prefill_positions_.data(), rows.size());
-  const double run_rows = work_.rows(first, num_layers, reduced);
-  const double done = work_.rows(0, first, positions) + run_rows +
-                      work_.logits(static_cast<int>(batch_.logits_indices().size()));
-  const double skipped = work_.rows(first, num_layers, positions) - run_rows;
+  const double run_rows = work_->rows(first, num_layers, reduced);
+  const double done = work_->rows(0, first, positions) + run_rows +
+                      work_->logits(static_cast<int>(batch_.logits_indices().size()));
+  const double skipped = work_->rows(first, num_layers, positions) - run_rows;
   stats_.fast_prefill_steps += 1;
   stats_.fast_prefill_rows_skipped +=
       batch_.num_tokens_padded() - static_cast<std::int64_t>(rows.size());

@@ -1,6 +1,6 @@
 // LayerWorkModel: multiply-adds per token row of each decoder block of the built-in model.
 
-#include "attnrt/engine/engine_work.h"
+#include "engine_work.h"
 
 #include <algorithm>
 

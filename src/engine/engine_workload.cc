@@ -1,8 +1,8 @@
 // The seeded workload of `attnrt run` and the digest of its outputs.
 
-#include "attnrt/engine/engine_workload.h"
+#include "engine_workload.h"
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -7,7 +7,7 @@
 #include <bit>
 #include <cmath>
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "attnrt/attention/cg_support.h"
 #include "attnrt/core/checked_math.h"
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "attnrt/core/error.h"
 #include "attnrt/engine/tiny_transformer.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

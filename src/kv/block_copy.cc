@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -9,9 +9,9 @@
 #include <unordered_map>
 
 #include "attnrt/core/checked_math.h"
-#include "attnrt/core/error.h"
 #include "attnrt/kv/kv_cache_planner.h"
 #include "byte_text.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

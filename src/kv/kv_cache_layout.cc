@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 

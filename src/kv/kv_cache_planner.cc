@@ -8,9 +8,9 @@
 #include <limits>
 
 #include "attnrt/core/checked_math.h"
-#include "attnrt/core/error.h"
 #include "attnrt/kv/kv_cache_views.h"
 #include "byte_text.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -9,8 +9,8 @@
 #include <functional>
 
 #include "attnrt/core/checked_math.h"
-#include "attnrt/core/error.h"
 #include "byte_text.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "attnrt/core/checked_math.h"
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

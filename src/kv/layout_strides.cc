@@ -3,8 +3,8 @@
 // the innermost layer/block axis to the padded size so that the padding tail is never addressed.
 
 #include "attnrt/core/checked_math.h"
-#include "attnrt/core/error.h"
 #include "attnrt/kv/kv_cache_views.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -1,6 +1,6 @@
 #include "attnrt/runner/attention_group.h"
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

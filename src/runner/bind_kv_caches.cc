@@ -1,5 +1,5 @@
-#include "attnrt/core/error.h"
 #include "attnrt/runner/attn_utils.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

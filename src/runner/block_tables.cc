@@ -10,7 +10,7 @@
 #include <limits>
 
 #include "attnrt/core/checked_math.h"
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

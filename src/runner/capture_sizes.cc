@@ -7,8 +7,8 @@
 #include "attnrt/attention/cg_support.h"
 #include "attnrt/config/config_limits.h"
 #include "attnrt/core/checked_math.h"
-#include "attnrt/core/error.h"
 #include "attnrt/runner/cudagraph_mode.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

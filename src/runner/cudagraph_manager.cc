@@ -14,7 +14,7 @@
 
 #include "attnrt/attention/cg_support.h"
 #include "attnrt/config/config_limits.h"
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <ostream>
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 #include <utility>
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

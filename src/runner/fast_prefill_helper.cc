@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -12,11 +12,11 @@
 
 #include "attnrt/backends/fast_prefill_backend.h"
 #include "attnrt/core/checked_math.h"
-#include "attnrt/core/error.h"
 #include "attnrt/kv/kv_cache_views.h"
 #include "attnrt/runner/attn_utils.h"
 #include "attnrt/runner/kernel_block_sizes.h"
 #include "attnrt/runner/kv_sharing.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "attnrt/core/error.h"
 #include "attnrt/runner/replay_check.h"
+#include "core/fail.h"
 
 namespace attnrt {
 

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 

@@ -3,7 +3,7 @@
 
 #include "attnrt/runner/replay_check.h"
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt {
 namespace {

@@ -22,8 +22,8 @@
 #include <span>
 #include <vector>
 
-#include "attnrt/engine/dense_reference.h"
-#include "attnrt/engine/engine_workload.h"
+#include "engine/dense_reference.h"
+#include "engine/engine_workload.h"
 #include "soak/engine_soak_driver.h"
 #include "soak/heap_counter.h"
 

@@ -13,8 +13,8 @@
 #include <thread>
 #include <tuple>
 
-#include "attnrt/backends/cpu_flash/machine_probes.h"
-#include "attnrt/backends/cpu_flash/simd_targets.h"
+#include "backends/cpu_flash/machine_probes.h"
+#include "backends/cpu_flash/simd_targets.h"
 #include "bench_attention_cases.h"
 
 namespace attnrt::cli {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "attnrt/backends/cpu_reference/cpu_reference_backend.h"
-#include "attnrt/core/error.h"
 #include "attnrt/kv/kv_cache_views.h"
+#include "core/fail.h"
 
 namespace attnrt::cli {
 namespace {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
-#include "attnrt/backends/cpu_flash/machine_probes.h"
 #include "attnrt/core/buffer.h"
+#include "backends/cpu_flash/machine_probes.h"
 #include "bench_attention.h"
 
 namespace attnrt::cli {

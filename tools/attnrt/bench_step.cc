@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "attnrt/config/config_loader.h"
-#include "attnrt/core/error.h"
 #include "cli_checks.h"
+#include "core/fail.h"
 #include "step_workload.h"
 
 namespace attnrt::cli {

@@ -5,9 +5,9 @@
 #include <charconv>
 #include <limits>
 
-#include "attnrt/core/error.h"
 #include "attnrt/core/nearest_name.h"
 #include "attnrt/core/printable.h"
+#include "core/fail.h"
 
 namespace attnrt::cli {
 namespace {

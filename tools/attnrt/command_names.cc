@@ -4,9 +4,9 @@
 
 #include <vector>
 
-#include "attnrt/core/error.h"
 #include "attnrt/core/nearest_name.h"
 #include "attnrt/core/printable.h"
+#include "core/fail.h"
 
 namespace attnrt::cli {
 namespace {

@@ -4,8 +4,8 @@
 
 #include "attnrt/config/config_limits.h"
 #include "attnrt/config/config_loader.h"
-#include "attnrt/core/error.h"
 #include "cli_checks.h"
+#include "core/fail.h"
 
 namespace attnrt::cli {
 namespace {

@@ -106,7 +106,7 @@ std::string plan_summary(const Engine& engine, const WorkloadOptions& workload) 
   text += fmt::format("  backends: {}\n", backend_summary(plan));
   text += fmt::format(
       "  CUDA graphs (emulated): {} (requested {}); {} FULL captured, {} PIECEWISE sizes\n",
-      plan.cudagraph.mode.name(), plan.requested_mode.name(), engine.captured_graphs().size(),
+      plan.cudagraph.mode.name(), plan.requested_mode.name(), engine.num_captured_graphs(),
       graphs.capture_descriptors(CUDAGraphMode::PIECEWISE).size());
   const bool fast = config.cache.kv_sharing_fast_prefill && !plan.fast_prefill_layers.empty();
   text += fmt::format(

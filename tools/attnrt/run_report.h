@@ -7,7 +7,7 @@
 #include <string>
 
 #include "attnrt/engine/engine.h"
-#include "attnrt/engine/engine_workload.h"
+#include "engine/engine_workload.h"
 
 namespace attnrt::cli {
 

@@ -8,15 +8,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "attnrt/attention/backend_registry.h"
-#include "attnrt/engine/captured_graphs.h"
 #include "attnrt/engine/engine_stats.h"
-#include "attnrt/engine/engine_work.h"
 #include "attnrt/engine/scheduler.h"
 #include "attnrt/engine/tiny_transformer.h"
 #include "attnrt/kv/kv_cache_views.h"
@@ -28,6 +27,11 @@
 #include "attnrt/runner/input_batch.h"
 
 namespace attnrt {
+
+// The engine's private parts (src/engine/): the CUDA-graph emulation and the layer work model.
+class CapturedGraphs;
+class LayerGroupIndex;
+class LayerWorkModel;
 
 struct EngineOptions {
   std::uint64_t seed = 0;  // names the model's weights
@@ -59,6 +63,7 @@ class Engine {
   explicit Engine(const EngineConfig& config, EngineOptions options = {});
   Engine(const Engine&) = delete;  // builders and the model keep references into the engine
   Engine& operator=(const Engine&) = delete;
+  ~Engine();
 
   // Queues a request (ids 0, 1, ... in order); see Scheduler::add_request for its errors.
   RequestId add_request(std::span<const std::int32_t> prompt, int max_tokens);
@@ -82,7 +87,9 @@ class Engine {
   const EngineConfig& config() const { return config_; }  // with the options' overrides
   const AttentionPlan& plan() const { return plan_; }
   const CudaGraphManager& graph_manager() const { return graphs_; }
-  const CapturedGraphs& captured_graphs() const { return captured_; }
+  std::size_t num_captured_graphs() const;
+  // The captured graphs themselves (an internal type: src/engine/captured_graphs.h).
+  const CapturedGraphs& captured_graphs() const { return *captured_; }
   const TinyTransformer& model() const { return model_; }
   const KVCacheAllocation& kv_cache() const { return kv_cache_; }
   const BatchExecutionDescriptor& last_descriptor() const { return descriptor_; }
@@ -122,9 +129,9 @@ class Engine {
   CudaGraphManager graphs_;
   std::optional<FastPrefillHelper> fast_prefill_;
   AttentionMetadataByLayer metadata_;
-  LayerGroupIndex layer_groups_;
-  CapturedGraphs captured_;
-  LayerWorkModel work_;
+  std::unique_ptr<const LayerGroupIndex> layer_groups_;
+  std::unique_ptr<CapturedGraphs> captured_;
+  std::unique_ptr<const LayerWorkModel> work_;
   Scheduler scheduler_;
 
   // Persistent step buffers, sized at start-up.

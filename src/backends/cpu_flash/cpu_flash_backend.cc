@@ -12,7 +12,7 @@
 #include <limits>
 #include <numbers>
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 #include "flash_checks.h"
 #include "flash_kernels.h"
 #include "flash_plan.h"

@@ -4,7 +4,7 @@
 #include "flash_checks.h"
 
 #include "../cpu_backend_checks.h"
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 namespace attnrt::cpu_flash {
 namespace {

@@ -1,6 +1,6 @@
 // The machine probes (machine_probes.h), per SIMD target like the kernels they are compared with.
 
-#include "attnrt/backends/cpu_flash/machine_probes.h"
+#include "machine_probes.h"
 
 #include <omp.h>
 
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "attnrt/core/buffer.h"
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 
 // clang-format off
 #undef HWY_TARGET_INCLUDE

@@ -1,11 +1,11 @@
 // CPU_FLASH's SIMD targets, from Highway's dispatch state (the kernels' translation units compile
 // the same target set, see flash_targets.h).
 
-#include "attnrt/backends/cpu_flash/simd_targets.h"
+#include "simd_targets.h"
 
 #include <fmt/ranges.h>
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 #include "flash_kernels.h"
 #include "flash_targets.h"
 #include "hwy/highway.h"

@@ -5,7 +5,7 @@
 
 #include <fmt/ranges.h>
 
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 #include "reference_kernels.h"
 
 namespace attnrt {

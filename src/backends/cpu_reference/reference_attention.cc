@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "../cpu_backend_checks.h"
-#include "attnrt/core/error.h"
+#include "core/fail.h"
 #include "paged_kv_cache.h"
 #include "reference_kernels.h"
 
