@@ -75,11 +75,11 @@ TEST(BackendRegistry, ConfigRegistryHasTheGpuProfilesAndTheConfigsOwn) {
   BackendProfileConfig mine;
   mine.name = "MY_BACKEND";
   mine.kernel = "FAKE_KERNEL";
-  mine.cudagraph_support = "UNIFORM_BATCH";
+  mine.cudagraph_support = AttentionCGSupport::UNIFORM_BATCH;
   mine.varlen_cudagraph_max_query_len = 4;
   mine.kernel_block_sizes = {{32, false}, {16, true}};
-  mine.kv_cache_layouts = {"BLHNC"};
-  mine.spec_kinds = {"full"};
+  mine.kv_cache_layouts = {KVCacheLayout::BLHNC};
+  mine.spec_kinds = {AttentionType::full};
   config.backends.push_back(mine);
   const BackendRegistry registry = make_backend_registry(config, builtins_with_fake());
   for (const char* name : {"FLASH_ATTN", "FLASH_ATTN_FA2", "FLASH_ATTN_FA3", "FLASHINFER",
@@ -151,7 +151,7 @@ TEST(BackendRegistry, RejectsBadProfiles) {
   config.backends = {bad};
   EXPECT_NE(error_of([&] {
               make_backend_registry(config, builtins_with_fake());
-            }).find("profile BAD names kernel NO_SUCH_KERNEL"),
+            }).find("backends[0].kernel: profile BAD names kernel \"NO_SUCH_KERNEL\""),
             std::string::npos);
   bad.name = "FAKE_KERNEL";
   bad.kernel.clear();
@@ -194,7 +194,7 @@ EngineConfig one_layer(const std::string& backend, const std::string& layout) {
   layer.head_size = layer.head_size_v = 32;
   layer.backend = backend;
   config.model.layers = {layer};
-  config.cache.layout = layout;
+  config.cache.layout = parse_kv_cache_layout(layout);
   return config;
 }
 
@@ -205,14 +205,14 @@ TEST(BackendRegistry, ProfileWhoseLayoutsExcludeTheCacheLayoutIsRefusedNamingIts
   BackendProfileConfig mine;
   mine.name = "MINE";
   mine.kernel = "FAKE_KERNEL";
-  mine.kv_cache_layouts = {"BLHNC", "LBHNC"};
+  mine.kv_cache_layouts = {KVCacheLayout::BLHNC, KVCacheLayout::LBHNC};
   config.backends = {other, mine};
   const BackendRegistry registry = make_backend_registry(config, builtins_with_fake());
   EXPECT_EQ(error_of([&] { ForwardContext::from_config(config, &registry); }),
             "layer l0: backends[1].kv_cache_layouts of profile MINE (BLHNC, LBHNC) excludes "
             "cache.layout LBNHC; add LBNHC to it, choose a cache.layout it lists, or give the "
             "layer another backend");
-  config.cache.layout = "LBHNC";
+  config.cache.layout = KVCacheLayout::LBHNC;
   EXPECT_EQ(ForwardContext::from_config(config, &registry).at("l0").get_attn_backend()->name(),
             "MINE");
 }

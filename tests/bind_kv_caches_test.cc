@@ -27,7 +27,7 @@ EngineConfig two_layer_config(bool share, std::uint64_t memory) {
   if (share) config.model.layers[1].kv_sharing_target = "layer0";
   config.cache.block_size = 16;
   config.cache.dtype = DType::bf16;
-  config.cache.layout = "LBHNC";
+  config.cache.layout = KVCacheLayout::LBHNC;
   config.cache.memory = memory;
   return config;
 }

@@ -6,7 +6,7 @@
 
 #include <limits>
 
-#include "attnrt/attention/cg_support.h"
+#include "attnrt/config/cg_support.h"
 #include "attnrt/core/error.h"
 #include "error_of.h"
 
@@ -106,7 +106,7 @@ TEST(CaptureSizesTest, UserListAndMaxMustAgree) {
 
 TEST(CaptureSizesTest, NoneModeCapturesNothing) {
   CompilationConfig compilation;
-  compilation.cudagraph_mode = "NONE";
+  compilation.cudagraph_mode = CUDAGraphMode::NONE;
   compilation.capture_sizes = {1, 2, 4};
   const CaptureSizes sizes = compute_capture_sizes(compilation, scheduler(128, 2048), 1);
   EXPECT_TRUE(sizes.sizes.empty());

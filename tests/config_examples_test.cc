@@ -64,7 +64,7 @@ TEST(ConfigExamples, TinyYocoSharesKvGemma3nStyle) {
   EXPECT_TRUE(config.cache.kv_sharing_fast_prefill);
   EXPECT_EQ(config.scheduler.max_num_seqs, 32);
   EXPECT_EQ(config.scheduler.max_num_batched_tokens, 512);
-  EXPECT_EQ(config.compilation.cudagraph_mode, "FULL_AND_PIECEWISE");
+  EXPECT_EQ(config.compilation.cudagraph_mode, CUDAGraphMode::FULL_AND_PIECEWISE);
   EXPECT_EQ(config.compilation.capture_sizes,
             (std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}));
 }

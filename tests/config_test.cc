@@ -52,10 +52,10 @@ TEST(ConfigDefaults, MinimalConfigGetsTheDocumentedDefaults) {
 
   EXPECT_EQ(config.cache.block_size, 16);
   EXPECT_EQ(config.cache.dtype, DType::bf16);
-  EXPECT_EQ(config.cache.layout, "LBNHC");
+  EXPECT_EQ(config.cache.layout, KVCacheLayout::LBNHC);
   EXPECT_EQ(config.cache.memory, 4ull << 30);
   EXPECT_FALSE(config.cache.kv_sharing_fast_prefill);
-  EXPECT_EQ(config.compilation.cudagraph_mode, "FULL_AND_PIECEWISE");
+  EXPECT_EQ(config.compilation.cudagraph_mode, CUDAGraphMode::FULL_AND_PIECEWISE);
   EXPECT_TRUE(config.compilation.capture_sizes.empty());
   EXPECT_FALSE(config.compilation.max_capture_size.has_value());
   EXPECT_TRUE(config.compilation.attention_split_piecewise);
@@ -85,7 +85,7 @@ TEST(ConfigDefaults, ProfileDefaults) {
   ASSERT_EQ(config.backends.size(), 1u);
   const BackendProfileConfig& profile = config.backends[0];
   EXPECT_EQ(profile.kernel, "");
-  EXPECT_EQ(profile.cudagraph_support, "NEVER");
+  EXPECT_EQ(profile.cudagraph_support, AttentionCGSupport::NEVER);
   EXPECT_FALSE(profile.varlen_cudagraph_max_query_len.has_value());
   EXPECT_TRUE(profile.supports_device_cpu_query_lens_mismatch);
   EXPECT_FALSE(profile.supports_batch_invariance);
@@ -156,10 +156,10 @@ TEST(ConfigFields, EveryFieldIsRead) {
 
   EXPECT_EQ(config.cache.block_size, 32);
   EXPECT_EQ(config.cache.dtype, DType::fp8_e4m3);
-  EXPECT_EQ(config.cache.layout, "BLHNC");
+  EXPECT_EQ(config.cache.layout, KVCacheLayout::BLHNC);
   EXPECT_EQ(config.cache.memory, 123456789u);
   EXPECT_TRUE(config.cache.kv_sharing_fast_prefill);
-  EXPECT_EQ(config.compilation.cudagraph_mode, "PIECEWISE");
+  EXPECT_EQ(config.compilation.cudagraph_mode, CUDAGraphMode::PIECEWISE);
   EXPECT_EQ(config.compilation.capture_sizes, (std::vector<int>{1, 2, 8}));
   EXPECT_EQ(config.compilation.max_capture_size, 8);
   EXPECT_FALSE(config.compilation.attention_split_piecewise);
@@ -175,14 +175,16 @@ TEST(ConfigFields, EveryFieldIsRead) {
   const BackendProfileConfig& profile = config.backends[0];
   EXPECT_EQ(profile.name, "MY_FA");
   EXPECT_EQ(profile.kernel, "CPU_FLASH");
-  EXPECT_EQ(profile.cudagraph_support, "UNIFORM_BATCH");
+  EXPECT_EQ(profile.cudagraph_support, AttentionCGSupport::UNIFORM_BATCH);
   EXPECT_EQ(profile.varlen_cudagraph_max_query_len, 4);
   EXPECT_FALSE(profile.supports_device_cpu_query_lens_mismatch);
   EXPECT_TRUE(profile.supports_batch_invariance);
   EXPECT_EQ(profile.kernel_block_sizes,
             (std::vector<KernelBlockSizeEntry>{{16, false}, {32, true}}));
-  EXPECT_EQ(profile.kv_cache_layouts, (std::vector<std::string>{"LBHNC", "BLHNC"}));
-  EXPECT_EQ(profile.spec_kinds, (std::vector<std::string>{"full", "sliding_window"}));
+  EXPECT_EQ(profile.kv_cache_layouts,
+            (std::vector<KVCacheLayout>{KVCacheLayout::LBHNC, KVCacheLayout::BLHNC}));
+  EXPECT_EQ(profile.spec_kinds,
+            (std::vector<AttentionType>{AttentionType::full, AttentionType::sliding_window}));
   EXPECT_EQ(config.backends[1].name, "PLAN_ONLY");
   EXPECT_FALSE(config.backends[1].varlen_cudagraph_max_query_len.has_value());
 }

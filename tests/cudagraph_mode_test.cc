@@ -1,6 +1,6 @@
 // CUDAGraphMode: the table of SEMANTICS §1.2 for every mode, truthiness, names and parsing.
 
-#include "attnrt/runner/cudagraph_mode.h"
+#include "attnrt/config/cudagraph_mode.h"
 
 #include <gtest/gtest.h>
 

@@ -66,7 +66,7 @@ class PlannedSeqLensBackend : public CpuReferenceBackend {
 
 EngineConfig engine_config(const std::string& mode, bool fast_prefill) {
   EngineConfig config = tiny_model::yoco_config(DType::f32, fast_prefill);
-  config.compilation.cudagraph_mode = mode;
+  config.compilation.cudagraph_mode = CUDAGraphMode::parse(mode);
   config.compilation.capture_sizes = {1, 2, 4, 8, 16, 32};
   config.cache.memory = 256 << 10;
   return config;
@@ -193,7 +193,7 @@ TEST(EngineGraphEmulationTest, FullGraphsOfSmallMixedBatchesServeFastPrefillMode
   EngineOptions options;
   options.backend = "CPU_REFERENCE";
   Engine graphs(config, options);
-  config.compilation.cudagraph_mode = "NONE";
+  config.compilation.cudagraph_mode = CUDAGraphMode::NONE;
   Engine eager(config, options);
   for (Engine* engine : {&graphs, &eager}) {
     engine->add_request(prompt, 4);

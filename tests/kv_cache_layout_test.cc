@@ -1,7 +1,7 @@
 // KVCacheLayout names and properties, and the byte strides of compute_layout_strides
 // (SEMANTICS §3.5, §8.7).
 
-#include "attnrt/kv/kv_cache_layout.h"
+#include "attnrt/config/kv_cache_layout.h"
 
 #include <gtest/gtest.h>
 

@@ -67,9 +67,9 @@ EngineConfig random_config(std::mt19937& rng) {
   }
   config.cache.block_size = pick(rng, {8, 16, 32});
   config.cache.dtype = pick(rng, {DType::f32, DType::f16, DType::bf16, DType::fp8_e4m3});
-  config.cache.layout = std::string(
-      layout_name(pick(rng, {KVCacheLayout::LBHNC, KVCacheLayout::LBNHC, KVCacheLayout::LHBNC,
-                             KVCacheLayout::BLHNC, KVCacheLayout::BLNHC, KVCacheLayout::BHLNC})));
+  config.cache.layout =
+      pick(rng, {KVCacheLayout::LBHNC, KVCacheLayout::LBNHC, KVCacheLayout::LHBNC,
+                 KVCacheLayout::BLHNC, KVCacheLayout::BLNHC, KVCacheLayout::BHLNC});
   config.cache.memory = std::uniform_int_distribution<std::uint64_t>(8 << 10, 256 << 10)(rng);
   validate_config(config);
   return config;

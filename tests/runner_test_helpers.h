@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "attnrt/config/cudagraph_mode.h"
 #include "attnrt/core/error.h"
 #include "attnrt/runner/batch_descriptor.h"
-#include "attnrt/runner/cudagraph_mode.h"
 #include "error_of.h"
 
 namespace attnrt::testing {

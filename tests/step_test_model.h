@@ -54,7 +54,7 @@ inline EngineConfig small_config(int num_layers, int num_sharing, int block_size
   }
   config.cache.block_size = block_size;
   config.cache.dtype = DType::f32;
-  config.cache.layout = layout;
+  config.cache.layout = parse_kv_cache_layout(layout);
   config.cache.memory = 64 << 10;
   config.scheduler.max_num_seqs = 8;
   config.scheduler.max_num_batched_tokens = 64;

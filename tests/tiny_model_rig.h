@@ -57,10 +57,10 @@ inline EngineConfig yoco_config(DType cache_dtype = DType::f32, bool fast_prefil
                          make_layer("l3", AttentionType::full, "l1")};
   config.cache.block_size = kBlockSize;
   config.cache.dtype = cache_dtype;
-  config.cache.layout = "LBNHC";
+  config.cache.layout = KVCacheLayout::LBNHC;
   config.cache.memory = 64 << 10;
   config.cache.kv_sharing_fast_prefill = fast_prefill;
-  config.compilation.cudagraph_mode = "NONE";
+  config.compilation.cudagraph_mode = CUDAGraphMode::NONE;
   config.scheduler.max_num_seqs = 4;
   config.scheduler.max_num_batched_tokens = 32;
   return config;

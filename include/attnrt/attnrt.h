@@ -28,11 +28,11 @@
 #include "attnrt/config/model_source.h"
 
 // kv: specs, layouts, planning, views and allocation
+#include "attnrt/config/kv_cache_layout.h"
 #include "attnrt/kv/block_copy.h"
 #include "attnrt/kv/kernel_block_geometry.h"
 #include "attnrt/kv/kv_cache_capacity.h"
 #include "attnrt/kv/kv_cache_config.h"
-#include "attnrt/kv/kv_cache_layout.h"
 #include "attnrt/kv/kv_cache_planner.h"
 #include "attnrt/kv/kv_cache_spec.h"
 #include "attnrt/kv/kv_cache_views.h"
@@ -43,10 +43,10 @@
 #include "attnrt/attention/attention_metadata_builder.h"
 #include "attnrt/attention/backend_profile.h"
 #include "attnrt/attention/backend_registry.h"
-#include "attnrt/attention/cg_support.h"
 #include "attnrt/attention/common_attention_metadata.h"
 #include "attnrt/attention/forward_context.h"
 #include "attnrt/attention/kernel_block_size.h"
+#include "attnrt/config/cg_support.h"
 
 // backends: the built-in executable backends
 #include "attnrt/backends/builtin_backends.h"
@@ -55,6 +55,7 @@
 #include "attnrt/backends/fast_prefill_backend.h"
 
 // runner: attn_utils, the attention plan, CUDA-graph modes and dispatch, per-step inputs
+#include "attnrt/config/cudagraph_mode.h"
 #include "attnrt/runner/attention_group.h"
 #include "attnrt/runner/attention_plan.h"
 #include "attnrt/runner/attn_metadata.h"
@@ -63,7 +64,6 @@
 #include "attnrt/runner/block_tables.h"
 #include "attnrt/runner/capture_sizes.h"
 #include "attnrt/runner/cudagraph_manager.h"
-#include "attnrt/runner/cudagraph_mode.h"
 #include "attnrt/runner/cudagraph_resolution.h"
 #include "attnrt/runner/fast_prefill_helper.h"
 #include "attnrt/runner/input_batch.h"

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "attnrt/attention/cg_support.h"
-#include "attnrt/kv/kv_cache_layout.h"
+#include "attnrt/config/cg_support.h"
+#include "attnrt/config/kv_cache_layout.h"
 #include "core/fail.h"
 
 namespace attnrt {
@@ -17,7 +17,7 @@ class ProfileMetadataBuilder : public AttentionMetadataBuilder {
                          std::vector<std::string> layer_names, Device device)
       : AttentionMetadataBuilder(std::move(spec), std::move(layer_names), device),
         profile_(profile),
-        support_(parse_cg_support(profile.cudagraph_support)),
+        support_(profile.cudagraph_support),
         kernel_builder_(std::move(kernel_builder)) {}
 
   AttentionCGSupport get_cudagraph_support(const EngineConfig&, const KVCacheSpec&) const override {
@@ -65,13 +65,13 @@ class ProfileMetadataBuilder : public AttentionMetadataBuilder {
   std::unique_ptr<AttentionMetadataBuilder> kernel_builder_;
 };
 
-BackendProfileConfig profile(std::string name, std::string support,
+BackendProfileConfig profile(std::string name, AttentionCGSupport support,
                              std::vector<KernelBlockSizeEntry> block_sizes,
-                             std::vector<std::string> layouts, std::vector<std::string> kinds,
+                             std::vector<KVCacheLayout> layouts, std::vector<AttentionType> kinds,
                              bool query_lens_mismatch, bool varlen_decode) {
   BackendProfileConfig p;
   p.name = std::move(name);
-  p.cudagraph_support = std::move(support);
+  p.cudagraph_support = support;
   p.kernel_block_sizes = std::move(block_sizes);
   p.kv_cache_layouts = std::move(layouts);
   p.spec_kinds = std::move(kinds);
@@ -84,14 +84,14 @@ BackendProfileConfig profile(std::string name, std::string support,
 }  // namespace
 
 ProfileBackend::ProfileBackend(BackendProfileConfig profile, AttentionBackendPtr kernel)
-    : profile_(std::move(profile)), kernel_(std::move(kernel)) {
-  parse_cg_support(profile_.cudagraph_support);  // validate early
-  for (const std::string& layout : profile_.kv_cache_layouts) parse_kv_cache_layout(layout);
-}
+    : profile_(std::move(profile)), kernel_(std::move(kernel)) {}
 
 bool ProfileBackend::supports_spec_kind(KVSpecKind kind) const {
   if (profile_.spec_kinds.empty()) return true;
-  return std::ranges::find(profile_.spec_kinds, spec_kind_name(kind)) != profile_.spec_kinds.end();
+  // A KV spec kind is named like the attention type it comes from.
+  return std::ranges::any_of(profile_.spec_kinds, [kind](AttentionType type) {
+    return attention_type_name(type) == spec_kind_name(kind);
+  });
 }
 
 bool ProfileBackend::supports_head_size(int head_size) const {
@@ -112,11 +112,7 @@ std::vector<KernelBlockSize> ProfileBackend::get_supported_kernel_block_sizes(
 }
 
 std::vector<KVCacheLayout> ProfileBackend::supported_kv_cache_layouts() const {
-  std::vector<KVCacheLayout> layouts;
-  for (const std::string& name : profile_.kv_cache_layouts) {
-    layouts.push_back(parse_kv_cache_layout(name));
-  }
-  return layouts;
+  return profile_.kv_cache_layouts;
 }
 
 bool ProfileBackend::supports_device_cpu_query_lens_mismatch() const {
@@ -155,23 +151,26 @@ void ProfileBackend::forward(const AttentionForwardArgs& args) const {
 }
 
 std::vector<BackendProfileConfig> builtin_gpu_profiles() {
-  const std::vector<std::string> standard = {"full", "sliding_window", "chunked_local", "cross",
-                                             "encoder_only"};
+  using enum AttentionType;
+  using enum AttentionCGSupport;
+  constexpr KVCacheLayout kLBNHC = KVCacheLayout::LBNHC;
+  const std::vector<AttentionType> standard = {full, sliding_window, chunked_local, cross,
+                                               encoder_only};
   const KernelBlockSizeEntry multiple_of_16{16, true};
   return {
       // FlashAttention 3 (Hopper): FULL graphs for any batch.
-      profile("FLASH_ATTN", "ALWAYS", {multiple_of_16}, {"LBNHC"}, standard, true, false),
-      profile("FLASH_ATTN_FA3", "ALWAYS", {multiple_of_16}, {"LBNHC"}, standard, true, false),
+      profile("FLASH_ATTN", ALWAYS, {multiple_of_16}, {kLBNHC}, standard, true, false),
+      profile("FLASH_ATTN_FA3", ALWAYS, {multiple_of_16}, {kLBNHC}, standard, true, false),
       // FlashAttention 2: uniform batches; reads request bounds on device, so varlen decode
       // graphs up to the decode query length replay correctly.
-      profile("FLASH_ATTN_FA2", "UNIFORM_BATCH", {multiple_of_16}, {"LBNHC"}, standard, true, true),
+      profile("FLASH_ATTN_FA2", UNIFORM_BATCH, {multiple_of_16}, {kLBNHC}, standard, true, true),
       // FlashInfer plans on the host from CPU query lengths: single-token decode graphs only,
       // and no device/CPU query-length mismatch.
-      profile("FLASHINFER", "UNIFORM_SINGLE_TOKEN_DECODE", {{16, false}, {32, false}, {64, false}},
-              {"LBHNC", "LBNHC"}, {"full", "sliding_window"}, false, false),
-      profile("TRITON_ATTN", "ALWAYS", {multiple_of_16}, {"LBNHC"},
-              {"full", "sliding_window", "chunked_local"}, true, false),
-      profile("FLASHMLA", "UNIFORM_BATCH", {{64, false}}, {"LBNHC"}, {"mla"}, true, true),
+      profile("FLASHINFER", UNIFORM_SINGLE_TOKEN_DECODE, {{16, false}, {32, false}, {64, false}},
+              {KVCacheLayout::LBHNC, kLBNHC}, {full, sliding_window}, false, false),
+      profile("TRITON_ATTN", ALWAYS, {multiple_of_16}, {kLBNHC},
+              {full, sliding_window, chunked_local}, true, false),
+      profile("FLASHMLA", UNIFORM_BATCH, {{64, false}}, {kLBNHC}, {mla}, true, true),
   };
 }
 

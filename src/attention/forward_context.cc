@@ -23,8 +23,7 @@ ForwardContext ForwardContext::from_config(const EngineConfig& config,
         fail("model.layers[{}].backend: {}", i, error.what());  // the culprit, as the config has it
       }
       if (layout_checked.insert(backend.get()).second) {
-        check_backend_layout(layer, *backend, parse_kv_cache_layout(config.cache.layout),
-                             config.backends);
+        check_backend_layout(layer, *backend, config.cache.layout, config.backends);
       }
       layer.set_attn_backend(std::move(backend));
     }

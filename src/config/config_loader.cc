@@ -57,7 +57,7 @@ void read_cache(const json& value, CacheConfig& cache) {
   if (const json* dtype = reader.field("dtype")) {
     cache.dtype = read_cache_dtype(*dtype, reader.path_of("dtype"));
   }
-  reader.read("layout", cache.layout);
+  reader.read_choice("layout", cache.layout, "a KV cache layout", kKVCacheLayoutNames, kAllLayouts);
   if (const json* memory = reader.field("memory")) {
     cache.memory = read_memory(*memory, reader.path_of("memory"));
   }
@@ -71,7 +71,8 @@ void read_cache(const json& value, CacheConfig& cache) {
 
 void read_compilation(const json& value, CompilationConfig& compilation) {
   ObjectReader reader(value, "compilation");
-  reader.read("cudagraph_mode", compilation.cudagraph_mode);
+  reader.read_choice("cudagraph_mode", compilation.cudagraph_mode, "a CUDA graph mode",
+                     kCUDAGraphModeNames, CUDAGraphMode::all());
   reader.read("capture_sizes", compilation.capture_sizes);
   reader.read("max_capture_size", compilation.max_capture_size);
   reader.read("attention_split_piecewise", compilation.attention_split_piecewise);
@@ -120,7 +121,8 @@ BackendProfileConfig read_backend_profile(const json& value, const std::string& 
   BackendProfileConfig profile;
   reader.read("name", profile.name);
   reader.read("kernel", profile.kernel);
-  reader.read("cudagraph_support", profile.cudagraph_support);
+  reader.read_choice("cudagraph_support", profile.cudagraph_support, "a CUDA graph support level",
+                     kCGSupportNames, kAllCGSupports);
   reader.read("varlen_cudagraph_max_query_len", profile.varlen_cudagraph_max_query_len);
   reader.read("supports_device_cpu_query_lens_mismatch",
               profile.supports_device_cpu_query_lens_mismatch);
@@ -134,8 +136,10 @@ BackendProfileConfig read_backend_profile(const json& value, const std::string& 
           read_kernel_block_size(items[i], detail::element_path(sizes_path, i)));
     }
   }
-  reader.read("kv_cache_layouts", profile.kv_cache_layouts);
-  reader.read("spec_kinds", profile.spec_kinds);
+  reader.read_choices("kv_cache_layouts", profile.kv_cache_layouts, "a KV cache layout",
+                      kKVCacheLayoutNames, kAllLayouts);
+  reader.read_choices("spec_kinds", profile.spec_kinds, "an attention type", kAttentionTypeNames,
+                      kAllAttentionTypes);
   reader.reject_unknown_keys();
   return profile;
 }

@@ -14,7 +14,7 @@ bool contains_name(std::span<const std::string_view> names, std::string_view nam
 
 std::optional<AttentionType> find_attention_type(std::string_view name) {
   for (std::size_t i = 0; i < kAttentionTypeNames.size(); ++i) {
-    if (kAttentionTypeNames[i] == name) return static_cast<AttentionType>(i);
+    if (kAttentionTypeNames[i] == name) return kAllAttentionTypes[i];
   }
   return std::nullopt;
 }

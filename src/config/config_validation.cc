@@ -14,15 +14,15 @@
 namespace attnrt {
 namespace {
 
-using detail::contains_name;
-using detail::join_names;
 using detail::require_range;
 
-void require_name(std::string_view value, std::string_view path, std::string_view what,
-                  std::span<const std::string_view> names) {
-  if (!contains_name(names, value)) {
-    fail("{}: {}", path, detail::unknown_name_message(value, what, names));
+std::string layout_names(const std::vector<KVCacheLayout>& layouts) {
+  std::string names;
+  for (KVCacheLayout layout : layouts) {
+    if (!names.empty()) names += ", ";
+    names += layout_name(layout);
   }
+  return names;
 }
 
 void validate_model(const ModelConfig& model) {
@@ -35,7 +35,6 @@ void validate_model(const ModelConfig& model) {
 
 void validate_cache(const CacheConfig& cache) {
   require_range(cache.block_size, 1, limits::kMaxBlockSize, "cache.block_size");
-  require_name(cache.layout, "cache.layout", "a KV cache layout", detail::kKVCacheLayoutNames);
   if (cache.memory == 0) {
     fail("cache.memory: must be positive (a byte count or a size such as \"4GiB\")");
   }
@@ -54,8 +53,6 @@ void validate_cache(const CacheConfig& cache) {
 }
 
 void validate_compilation(const CompilationConfig& compilation) {
-  require_name(compilation.cudagraph_mode, "compilation.cudagraph_mode", "a CUDA graph mode",
-               detail::kCUDAGraphModeNames);
   const std::vector<int>& sizes = compilation.capture_sizes;
   if (sizes.size() > limits::kMaxCaptureSizes) {
     fail("compilation.capture_sizes: {} entries is too many (at most {})", sizes.size(),
@@ -102,16 +99,11 @@ void validate_profile(const BackendProfileConfig& profile, const std::string& pa
     fail("{}.name: required; name the profile so layers can refer to it", path);
   }
   detail::require_name_text(profile.name, path + ".name");
-  if (!profile.kernel.empty()) {
-    require_name(profile.kernel, path + ".kernel", "a built-in backend",
-                 detail::kBuiltinBackendNames);
-  }
-  require_name(profile.cudagraph_support, path + ".cudagraph_support", "a CUDA graph support level",
-               detail::kCGSupportNames);
+  detail::require_name_text(profile.kernel, path + ".kernel");  // resolved by the registry
   if (profile.varlen_cudagraph_max_query_len) {
     require_range(*profile.varlen_cudagraph_max_query_len, 1, limits::kMaxBatchedTokens,
                   path + ".varlen_cudagraph_max_query_len");
-    if (profile.cudagraph_support == "NEVER") {
+    if (profile.cudagraph_support == AttentionCGSupport::NEVER) {
       fail(
           "{}.varlen_cudagraph_max_query_len: bounds the batches a CUDA graph may capture, but "
           "cudagraph_support is NEVER; remove it or raise cudagraph_support",
@@ -128,14 +120,6 @@ void validate_profile(const BackendProfileConfig& profile, const std::string& pa
     require_range(entry.value, 1, limits::kMaxBlockSize,
                   fmt::format("{}.kernel_block_sizes[{}]{}", path, i,
                               entry.multiple_of ? ".multiple_of" : ""));
-  }
-  for (std::size_t i = 0; i < profile.kv_cache_layouts.size(); ++i) {
-    require_name(profile.kv_cache_layouts[i], fmt::format("{}.kv_cache_layouts[{}]", path, i),
-                 "a KV cache layout", detail::kKVCacheLayoutNames);
-  }
-  for (std::size_t i = 0; i < profile.spec_kinds.size(); ++i) {
-    require_name(profile.spec_kinds[i], fmt::format("{}.spec_kinds[{}]", path, i),
-                 "an attention type", detail::kAttentionTypeNames);
   }
 }
 
@@ -166,7 +150,7 @@ void validate_profile_layouts(const EngineConfig& config) {
     const auto found = profile_index.find(layers[layer].backend);
     if (found == profile_index.end()) continue;
     const BackendProfileConfig& profile = config.backends[found->second];
-    const std::vector<std::string>& layouts = profile.kv_cache_layouts;
+    const std::vector<KVCacheLayout>& layouts = profile.kv_cache_layouts;
     if (layouts.empty() ||
         std::find(layouts.begin(), layouts.end(), config.cache.layout) != layouts.end()) {
       continue;
@@ -174,7 +158,8 @@ void validate_profile_layouts(const EngineConfig& config) {
     fail(
         "backends[{}].kv_cache_layouts: profile \"{}\" (the backend of model.layers[{}]) reads "
         "only {}, but cache.layout is {}; add it or change cache.layout",
-        found->second, profile.name, layer, fmt::join(layouts, ", "), config.cache.layout);
+        found->second, profile.name, layer, layout_names(layouts),
+        layout_name(config.cache.layout));
   }
 }
 

@@ -2,12 +2,10 @@
 
 #include <algorithm>
 
-#include "config_names.h"
-
 namespace attnrt {
 
 std::string_view attention_type_name(AttentionType type) {
-  return detail::kAttentionTypeNames.at(static_cast<std::size_t>(type));
+  return kAttentionTypeNames.at(static_cast<std::size_t>(type));
 }
 
 const LayerConfig* EngineConfig::find_layer(std::string_view name) const {

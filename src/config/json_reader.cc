@@ -1,5 +1,6 @@
 #include "json_reader.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "attnrt/core/printable.h"
@@ -89,11 +90,17 @@ std::string read_string(const json& value, const std::string& path) {
   return value.get<std::string>();
 }
 
+std::size_t read_name_index(const json& value, const std::string& path, std::string_view what,
+                            std::span<const std::string_view> names) {
+  const std::string name = read_string(value, path);
+  const auto found = std::find(names.begin(), names.end(), name);
+  if (found == names.end()) fail("{}: {}", shown(path), unknown_name_message(name, what, names));
+  return static_cast<std::size_t>(found - names.begin());
+}
+
 std::string read_name(const json& value, const std::string& path, std::string_view what,
                       std::span<const std::string_view> names) {
-  std::string name = read_string(value, path);
-  if (contains_name(names, name)) return name;
-  fail("{}: {}", shown(path), unknown_name_message(name, what, names));
+  return std::string(names[read_name_index(value, path, what, names)]);
 }
 
 const json::array_t& read_array(const json& value, const std::string& path) {

@@ -2,6 +2,7 @@
 // Typed reads of JSON config values. Every error starts with the JSON path of the value and says
 // what was expected, e.g. `cache.block_size: expected an integer, got a string ("16")`.
 
+#include <array>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -26,6 +27,9 @@ std::string read_string(const json& value, const std::string& path);
 // One of `names` (exact spelling); errors list the names and suggest the nearest.
 std::string read_name(const json& value, const std::string& path, std::string_view what,
                       std::span<const std::string_view> names);
+// The index in `names` of the name `value` holds; errors as read_name.
+std::size_t read_name_index(const json& value, const std::string& path, std::string_view what,
+                            std::span<const std::string_view> names);
 std::vector<int> read_int_list(const json& value, const std::string& path);
 std::vector<std::string> read_string_list(const json& value, const std::string& path);
 // An array's elements; throws unless `value` is an array.
@@ -52,6 +56,28 @@ class ObjectReader {
   void read(std::string_view key, std::vector<std::string>& out);
   // null clears `out`.
   void read(std::string_view key, std::optional<int>& out);
+  // An enum value spelled by one of `names` (names[i] spells values[i]); errors name the path,
+  // list the names and suggest the nearest. Config values are parsed once, here.
+  template <typename E, std::size_t N>
+  void read_choice(std::string_view key, E& out, std::string_view what,
+                   const std::array<std::string_view, N>& names, const std::array<E, N>& values) {
+    if (const json* value = field(key)) {
+      out = values[read_name_index(*value, path_of(key), what, names)];
+    }
+  }
+  // A list of such values.
+  template <typename E, std::size_t N>
+  void read_choices(std::string_view key, std::vector<E>& out, std::string_view what,
+                    const std::array<std::string_view, N>& names, const std::array<E, N>& values) {
+    const json* value = field(key);
+    if (value == nullptr) return;
+    const std::string path = path_of(key);
+    const json::array_t& items = read_array(*value, path);
+    out.clear();
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      out.push_back(values[read_name_index(items[i], element_path(path, i), what, names)]);
+    }
+  }
 
   void reject_unknown_keys() const;
 

@@ -72,17 +72,6 @@ void check_tensor_parallel(const LayerConfig& layer, std::size_t index, int tp) 
   }
 }
 
-void check_backend(const LayerConfig& layer, std::size_t index, const EngineConfig& config) {
-  if (layer.backend.empty() || contains_name(kBuiltinBackendNames, layer.backend)) return;
-  const bool declared =
-      std::any_of(config.backends.begin(), config.backends.end(),
-                  [&](const BackendProfileConfig& p) { return p.name == layer.backend; });
-  if (!declared) {
-    fail("{}: \"{}\" is neither a built-in backend ({}) nor a profile declared in \"backends\"",
-         field_path(index, "backend"), layer.backend, join_names(kBuiltinBackendNames));
-  }
-}
-
 void check_layer_fields(const LayerConfig& layer, std::size_t index, const EngineConfig& config) {
   if (layer.name.empty()) fail("{}: must not be empty", field_path(index, "name"));
   require_name_text(layer.name, field_path(index, "name"));
@@ -94,7 +83,7 @@ void check_layer_fields(const LayerConfig& layer, std::size_t index, const Engin
   check_type_specific_size(layer, index, "attention_chunk_size", layer.attention_chunk_size,
                            AttentionType::chunked_local);
   check_tensor_parallel(layer, index, config.parallel.tensor_parallel_size);
-  check_backend(layer, index, config);
+  // layer.backend is resolved, with this path, by the backend registry at planning time.
 }
 
 // A sharing layer reads the target's cache as its own: same kind of cache, same shape.

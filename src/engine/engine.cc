@@ -14,10 +14,7 @@ namespace {
 
 EngineConfig with_overrides(EngineConfig config, const EngineOptions& options) {
   if (options.fast_prefill) config.cache.kv_sharing_fast_prefill = *options.fast_prefill;
-  if (options.cudagraph_mode) {
-    CUDAGraphMode::parse(*options.cudagraph_mode);  // an unknown name lists the valid ones
-    config.compilation.cudagraph_mode = *options.cudagraph_mode;
-  }
+  if (options.cudagraph_mode) config.compilation.cudagraph_mode = *options.cudagraph_mode;
   if (options.backend) {
     for (LayerConfig& layer : config.model.layers) layer.backend = *options.backend;
   }

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "attnrt/attention/cg_support.h"
+#include "attnrt/config/cg_support.h"
 #include "attnrt/core/checked_math.h"
 #include "core/fail.h"
 

@@ -1,6 +1,6 @@
 #include "attnrt/runner/attention_plan.h"
 
-#include "attnrt/attention/cg_support.h"
+#include "attnrt/config/cg_support.h"
 
 namespace attnrt {
 namespace {
@@ -38,7 +38,7 @@ AttentionPlan plan_attention(const EngineConfig& config, const BackendRegistry& 
   plan.kv.views = plan_kv_cache_views(plan.kv.kv_cache_config, plan.backends.kernel_block_sizes);
 
   const int decode_query_len = max_decode_query_len(config.speculative);
-  plan.requested_mode = CUDAGraphMode::parse(config.compilation.cudagraph_mode);
+  plan.requested_mode = config.compilation.cudagraph_mode;
   CUDAGraphMode requested = plan.requested_mode;
   if (config.speculative.enable_adaptive_verification) {
     requested = resolve_adaptive_cudagraph_mode(requested, /*piecewise_capture_available=*/true);
@@ -48,7 +48,7 @@ AttentionPlan plan_attention(const EngineConfig& config, const BackendRegistry& 
                              plan.backends.cg_support.min_cg_attn_backend, decode_query_len,
                              config.compilation.attention_split_piecewise);
   CompilationConfig resolved = config.compilation;
-  resolved.cudagraph_mode = std::string(plan.cudagraph.mode.name());
+  resolved.cudagraph_mode = plan.cudagraph.mode;
   plan.capture_sizes = compute_capture_sizes(resolved, config.scheduler, decode_query_len);
 
   plan.fast_prefill_layers = get_kv_sharing_fast_prefill_eligible_layers(

@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <set>
 
-#include "attnrt/attention/cg_support.h"
+#include "attnrt/config/cg_support.h"
 #include "attnrt/config/config_limits.h"
+#include "attnrt/config/cudagraph_mode.h"
 #include "attnrt/core/checked_math.h"
-#include "attnrt/runner/cudagraph_mode.h"
 #include "core/fail.h"
 
 namespace attnrt {
@@ -57,7 +57,7 @@ std::vector<int> user_sizes(const CompilationConfig& compilation, int max_num_ba
 
 CaptureSizes compute_capture_sizes(const CompilationConfig& compilation,
                                    const SchedulerConfig& scheduler, int uniform_decode_query_len) {
-  if (CUDAGraphMode::parse(compilation.cudagraph_mode) == CUDAGraphMode::NONE) return {};
+  if (compilation.cudagraph_mode == CUDAGraphMode::NONE) return {};
   const int max_tokens = scheduler.max_num_batched_tokens;
   CaptureSizes result;
   if (!compilation.capture_sizes.empty()) {

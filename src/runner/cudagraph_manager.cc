@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "attnrt/attention/cg_support.h"
+#include "attnrt/config/cg_support.h"
 #include "attnrt/config/config_limits.h"
 #include "core/fail.h"
 

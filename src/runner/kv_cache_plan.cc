@@ -17,8 +17,8 @@ KVCachePlan plan_kv_cache_without_views(const EngineConfig& config,
   plan.shared_layers = get_shared_kv_cache_layers(plan.forward_context);
   std::vector<KVCacheGroupSpec> groups = get_kv_cache_groups(plan.layer_specs);
   const std::uint64_t budget = kv_cache_budget(groups, config.cache);
-  plan.kv_cache_config = get_kv_cache_config_from_groups(
-      std::move(groups), budget, parse_kv_cache_layout(config.cache.layout));
+  plan.kv_cache_config =
+      get_kv_cache_config_from_groups(std::move(groups), budget, config.cache.layout);
   // After the blocks: a budget that holds no block is named as such first.
   plan.capacity = check_kv_cache_capacity(plan.layer_specs, config, budget);
   add_kv_sharing_layers_to_kv_cache_groups(plan.shared_layers,

@@ -37,8 +37,6 @@ constexpr double kCheckTolerance = 1e-3;
 // A workload is held in memory at once; more requests than this are no benchmark of anything.
 constexpr int kMaxRequests = 100000;
 constexpr std::array<std::string_view, 2> kOnOff = {"on", "off"};
-constexpr std::array<std::string_view, 5> kCudaGraphModes = {
-    "NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"};
 
 struct RunOptions {
   std::string config_path;
@@ -91,7 +89,7 @@ EngineOptions engine_options(const RunOptions& options) {
   EngineOptions engine;
   engine.seed = parse_unsigned("--seed", options.seed);
   if (!options.fast_prefill.empty()) engine.fast_prefill = options.fast_prefill == "on";
-  if (!options.cudagraph.empty()) engine.cudagraph_mode = options.cudagraph;
+  if (!options.cudagraph.empty()) engine.cudagraph_mode = CUDAGraphMode::parse(options.cudagraph);
   engine.record_logits = options.check;
   return engine;
 }
@@ -168,7 +166,7 @@ std::function<int()> add_run_command(CLI::App& app) {
       ->check(one_of(kOnOff, "on or off"));
   run->add_option("--cudagraph", options->cudagraph,
                   "CUDA-graph mode: NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE")
-      ->check(one_of(kCudaGraphModes, "a CUDA-graph mode"));
+      ->check(one_of(kCUDAGraphModeNames, "a CUDA-graph mode"));
   run->add_option("--compare", options->compare,
                   "Prompts to prefill with fast prefill on and off, side by side, to measure its "
                   "speed-up (default 16; 0 skips)")

@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "attnrt/attention/cg_support.h"
 #include "attnrt/backends/builtin_backends.h"
+#include "attnrt/config/cg_support.h"
 #include "attnrt/config/config_loader.h"
 #include "attnrt/runner/attn_metadata.h"
 #include "attnrt/runner/attn_utils.h"
@@ -120,8 +120,8 @@ class StepWorkload {
     return config;
   }
   static CUDAGraphMode resolve(const EngineConfig& config, const AttentionCGSupportInfo& support) {
-    return resolve_cudagraph_mode(CUDAGraphMode::parse(config.compilation.cudagraph_mode),
-                                  support.min_cg_support, support.min_cg_attn_backend,
+    return resolve_cudagraph_mode(config.compilation.cudagraph_mode, support.min_cg_support,
+                                  support.min_cg_attn_backend,
                                   max_decode_query_len(config.speculative),
                                   config.compilation.attention_split_piecewise)
         .mode;

@@ -11,8 +11,8 @@
 
 #include "attnrt/attention/attention_metadata_builder.h"
 #include "attnrt/attention/kernel_block_size.h"
+#include "attnrt/config/kv_cache_layout.h"
 #include "attnrt/core/tensor.h"
-#include "attnrt/kv/kv_cache_layout.h"
 
 namespace attnrt {
 

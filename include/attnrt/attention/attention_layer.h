@@ -8,8 +8,8 @@
 
 #include "attnrt/attention/attention_backend.h"
 #include "attnrt/config/engine_config.h"
+#include "attnrt/config/kv_cache_layout.h"
 #include "attnrt/core/tensor.h"
-#include "attnrt/kv/kv_cache_layout.h"
 #include "attnrt/kv/kv_cache_spec.h"
 
 namespace attnrt {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "attnrt/attention/cg_support.h"
 #include "attnrt/attention/common_attention_metadata.h"
+#include "attnrt/config/cg_support.h"
 #include "attnrt/config/engine_config.h"
 #include "attnrt/core/buffer.h"
 #include "attnrt/kv/kv_cache_spec.h"

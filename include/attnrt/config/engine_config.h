@@ -1,21 +1,33 @@
 #pragma once
 // EngineConfig: everything attnrt needs to plan and run attention for one model on one rank
 // (before tensor-parallel division; see ParallelConfig). Field defaults are the documented
-// defaults of the JSON config (docs/config.md); `load_config` fills and validates them.
+// defaults of the JSON config (docs/config.md); `load_config` fills and validates them. Every value
+// the code switches on is an enum, parsed once by the loader with its JSON path.
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "attnrt/config/cg_support.h"
+#include "attnrt/config/cudagraph_mode.h"
+#include "attnrt/config/kv_cache_layout.h"
 #include "attnrt/core/dtype.h"
 
 namespace attnrt {
 
 enum class AttentionType { full, sliding_window, chunked_local, mla, cross, encoder_only };
 
-std::string_view attention_type_name(
-    AttentionType type);  // the JSON spelling, e.g. "sliding_window"
+inline constexpr std::array<AttentionType, 6> kAllAttentionTypes = {
+    AttentionType::full, AttentionType::sliding_window, AttentionType::chunked_local,
+    AttentionType::mla,  AttentionType::cross,          AttentionType::encoder_only};
+// The JSON spellings, in kAllAttentionTypes order.
+inline constexpr std::array<std::string_view, 6> kAttentionTypeNames = {
+    "full", "sliding_window", "chunked_local", "mla", "cross", "encoder_only"};
+
+std::string_view attention_type_name(AttentionType type);  // "sliding_window"
 
 struct LayerConfig {
   std::string name;
@@ -43,9 +55,9 @@ struct ModelConfig {
 };
 
 struct CacheConfig {
-  int block_size = 16;                // tokens per manager block
-  DType dtype = DType::bf16;          // KV cache element type
-  std::string layout = "LBNHC";       // one of the six KVCacheLayout names
+  int block_size = 16;        // tokens per manager block
+  DType dtype = DType::bf16;  // KV cache element type
+  KVCacheLayout layout = KVCacheLayout::LBNHC;
   std::uint64_t memory = 4ull << 30;  // KV cache budget per rank, bytes
   bool kv_sharing_fast_prefill = false;
   // vLLM's num_gpu_blocks_override: plan exactly this many blocks, whatever `memory` holds.
@@ -53,10 +65,10 @@ struct CacheConfig {
 };
 
 struct CompilationConfig {
-  std::string cudagraph_mode = "FULL_AND_PIECEWISE";  // a CUDAGraphMode name
-  std::vector<int> capture_sizes;                     // empty: generated (SEMANTICS §2.3)
-  std::optional<int> max_capture_size;                // unset: derived from the scheduler
-  bool attention_split_piecewise = true;              // attention is a piecewise split point
+  CUDAGraphMode cudagraph_mode = CUDAGraphMode::FULL_AND_PIECEWISE;
+  std::vector<int> capture_sizes;         // empty: generated (SEMANTICS §2.3)
+  std::optional<int> max_capture_size;    // unset: derived from the scheduler
+  bool attention_split_piecewise = true;  // attention is a piecewise split point
 };
 
 struct SchedulerConfig {
@@ -89,7 +101,7 @@ struct KernelBlockSizeEntry {
 struct BackendProfileConfig {
   std::string name;
   std::string kernel;  // built-in backend that executes it; empty: plan-only
-  std::string cudagraph_support = "NEVER";
+  AttentionCGSupport cudagraph_support = AttentionCGSupport::NEVER;
   std::optional<int> varlen_cudagraph_max_query_len;
   // Built-in profiles of builders that read request boundaries on device: the bound is the decode
   // query length, 1 + num_speculative_tokens (vLLM's max_decode_query_len).
@@ -97,8 +109,8 @@ struct BackendProfileConfig {
   bool supports_device_cpu_query_lens_mismatch = true;
   bool supports_batch_invariance = false;
   std::vector<KernelBlockSizeEntry> kernel_block_sizes = {{1, true}};
-  std::vector<std::string> kv_cache_layouts;  // empty: any layout
-  std::vector<std::string> spec_kinds;        // empty: every attention type
+  std::vector<KVCacheLayout> kv_cache_layouts;  // empty: any layout
+  std::vector<AttentionType> spec_kinds;        // empty: every attention type
 };
 
 struct EngineConfig {

@@ -36,9 +36,9 @@ class LayerWorkModel;
 struct EngineOptions {
   std::uint64_t seed = 0;  // names the model's weights
   DType weight_dtype = DType::f32;
-  std::optional<bool> fast_prefill;           // overrides cache.kv_sharing_fast_prefill
-  std::optional<std::string> cudagraph_mode;  // overrides compilation.cudagraph_mode
-  std::optional<std::string> backend;         // every layer's backend
+  std::optional<bool> fast_prefill;             // overrides cache.kv_sharing_fast_prefill
+  std::optional<CUDAGraphMode> cudagraph_mode;  // overrides compilation.cudagraph_mode
+  std::optional<std::string> backend;           // every layer's backend
   // Keep the logits row each generated token was sampled from (for a dense check).
   bool record_logits = false;
   // Backends added to the registry (tests: backends the built-in registry does not hold).

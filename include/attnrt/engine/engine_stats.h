@@ -6,7 +6,7 @@
 #include <array>
 #include <cstdint>
 
-#include "attnrt/runner/cudagraph_mode.h"
+#include "attnrt/config/cudagraph_mode.h"
 
 namespace attnrt {
 

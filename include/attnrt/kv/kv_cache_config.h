@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "attnrt/kv/kv_cache_layout.h"
+#include "attnrt/config/kv_cache_layout.h"
 #include "attnrt/kv/kv_cache_spec.h"
 
 namespace attnrt {

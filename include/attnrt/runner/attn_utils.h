@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "attnrt/attention/cg_support.h"
 #include "attnrt/attention/forward_context.h"
+#include "attnrt/config/cg_support.h"
 #include "attnrt/config/engine_config.h"
 #include "attnrt/core/device.h"
 #include "attnrt/core/tensor.h"

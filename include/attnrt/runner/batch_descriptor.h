@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "attnrt/runner/cudagraph_mode.h"
+#include "attnrt/config/cudagraph_mode.h"
 
 namespace attnrt {
 

@@ -8,10 +8,10 @@
 #include <set>
 #include <vector>
 
+#include "attnrt/config/cudagraph_mode.h"
 #include "attnrt/config/engine_config.h"
 #include "attnrt/runner/batch_descriptor.h"
 #include "attnrt/runner/capture_sizes.h"
-#include "attnrt/runner/cudagraph_mode.h"
 
 namespace attnrt {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "attnrt/attention/cg_support.h"
-#include "attnrt/runner/cudagraph_mode.h"
+#include "attnrt/config/cg_support.h"
+#include "attnrt/config/cudagraph_mode.h"
 
 namespace attnrt {
 

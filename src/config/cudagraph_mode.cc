@@ -1,27 +1,20 @@
-#include "attnrt/runner/cudagraph_mode.h"
+#include "attnrt/config/cudagraph_mode.h"
+
+#include <fmt/ranges.h>
 
 #include <ostream>
 
 #include "core/fail.h"
 
 namespace attnrt {
-namespace {
-
-// In the order of CUDAGraphMode::all().
-constexpr std::array<std::string_view, 5> kModeNames = {"NONE", "PIECEWISE", "FULL",
-                                                        "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"};
-
-}  // namespace
 
 CUDAGraphMode CUDAGraphMode::parse(std::string_view name) {
   const std::array<CUDAGraphMode, 5> modes = all();
   for (std::size_t i = 0; i < modes.size(); ++i) {
-    if (kModeNames[i] == name) return modes[i];
+    if (kCUDAGraphModeNames[i] == name) return modes[i];
   }
-  fail(
-      "unknown CUDA graph mode \"{}\"; expected one of NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, "
-      "FULL_AND_PIECEWISE",
-      name);
+  fail("unknown CUDA graph mode \"{}\"; expected one of {}", name,
+       fmt::join(kCUDAGraphModeNames, ", "));
 }
 
 bool CUDAGraphMode::has_mode(CUDAGraphMode simple) const {
@@ -35,7 +28,7 @@ bool CUDAGraphMode::has_mode(CUDAGraphMode simple) const {
 std::string_view CUDAGraphMode::name() const {
   const std::array<CUDAGraphMode, 5> modes = all();
   for (std::size_t i = 0; i < modes.size(); ++i) {
-    if (modes[i] == *this) return kModeNames[i];
+    if (modes[i] == *this) return kCUDAGraphModeNames[i];
   }
   return "INVALID";  // unreachable: the constructor is private and every constant is listed
 }

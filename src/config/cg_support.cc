@@ -1,21 +1,18 @@
-#include "attnrt/attention/cg_support.h"
+#include "attnrt/config/cg_support.h"
+
+#include <fmt/ranges.h>
 
 #include <array>
 #include <cstdint>
 
+#include "attnrt/config/engine_config.h"
 #include "attnrt/core/checked_math.h"
 #include "core/fail.h"
 
 namespace attnrt {
-namespace {
-
-constexpr std::array<std::string_view, 4> kNames = {"NEVER", "UNIFORM_SINGLE_TOKEN_DECODE",
-                                                    "UNIFORM_BATCH", "ALWAYS"};
-
-}  // namespace
 
 std::string_view cg_support_name(AttentionCGSupport support) {
-  return kNames.at(static_cast<std::size_t>(support));
+  return kCGSupportNames.at(static_cast<std::size_t>(support));
 }
 
 std::string cg_support_qualified_name(AttentionCGSupport support) {
@@ -23,13 +20,11 @@ std::string cg_support_qualified_name(AttentionCGSupport support) {
 }
 
 AttentionCGSupport parse_cg_support(std::string_view name) {
-  for (std::size_t i = 0; i < kNames.size(); ++i) {
-    if (kNames[i] == name) return static_cast<AttentionCGSupport>(i);
+  for (std::size_t i = 0; i < kCGSupportNames.size(); ++i) {
+    if (kCGSupportNames[i] == name) return static_cast<AttentionCGSupport>(i);
   }
-  fail(
-      "unknown CUDA-graph support level \"{}\"; expected one of NEVER, "
-      "UNIFORM_SINGLE_TOKEN_DECODE, UNIFORM_BATCH, ALWAYS",
-      name);
+  fail("unknown CUDA-graph support level \"{}\"; expected one of {}", name,
+       fmt::join(kCGSupportNames, ", "));
 }
 
 int max_decode_query_len(const SpeculativeConfig& speculative) {

@@ -2,13 +2,14 @@
 // AttentionCGSupport: how much of a batch a backend's metadata builder can serve from a FULL CUDA
 // graph (SEMANTICS §1.1). Ordered: a smaller value is weaker.
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include "attnrt/config/engine_config.h"
-
 namespace attnrt {
+
+struct SpeculativeConfig;
 
 enum class AttentionCGSupport : int {
   NEVER = 0,                        // no FULL graphs at all
@@ -16,6 +17,13 @@ enum class AttentionCGSupport : int {
   UNIFORM_BATCH = 2,                // every request has the same query length (spec-decode verify)
   ALWAYS = 3,                       // any batch, mixed prefill and decode included
 };
+
+// In value order; kCGSupportNames spells them.
+inline constexpr std::array<AttentionCGSupport, 4> kAllCGSupports = {
+    AttentionCGSupport::NEVER, AttentionCGSupport::UNIFORM_SINGLE_TOKEN_DECODE,
+    AttentionCGSupport::UNIFORM_BATCH, AttentionCGSupport::ALWAYS};
+inline constexpr std::array<std::string_view, 4> kCGSupportNames = {
+    "NEVER", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH", "ALWAYS"};
 
 constexpr bool weaker(AttentionCGSupport a, AttentionCGSupport b) {
   return static_cast<int>(a) < static_cast<int>(b);

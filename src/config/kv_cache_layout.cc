@@ -1,7 +1,9 @@
 // The six physical orders of a KV cache's [L, B, H, N, C] axes and their properties (SEMANTICS
 // §3.5).
 
-#include "attnrt/kv/kv_cache_layout.h"
+#include "attnrt/config/kv_cache_layout.h"
+
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -11,21 +13,9 @@
 namespace attnrt {
 
 std::string_view layout_name(KVCacheLayout layout) {
-  switch (layout) {
-    case KVCacheLayout::LBHNC:
-      return "LBHNC";
-    case KVCacheLayout::LBNHC:
-      return "LBNHC";
-    case KVCacheLayout::LHBNC:
-      return "LHBNC";
-    case KVCacheLayout::BLHNC:
-      return "BLHNC";
-    case KVCacheLayout::BLNHC:
-      return "BLNHC";
-    case KVCacheLayout::BHLNC:
-      return "BHLNC";
-  }
-  fail("unknown KVCacheLayout value {}", static_cast<int>(layout));
+  const auto index = static_cast<std::size_t>(layout);
+  if (index >= kKVCacheLayoutNames.size()) fail("unknown KVCacheLayout value {}", index);
+  return kKVCacheLayoutNames[index];
 }
 
 KVCacheLayout parse_kv_cache_layout(std::string_view name) {
@@ -38,8 +28,8 @@ KVCacheLayout parse_kv_cache_layout(std::string_view name) {
   for (KVCacheLayout layout : kAllLayouts) {
     if (same(layout_name(layout))) return layout;
   }
-  fail("unknown KV cache layout '{}'; valid layouts are LBHNC, LBNHC, LHBNC, BLHNC, BLNHC, BHLNC",
-       name);
+  fail("unknown KV cache layout '{}'; valid layouts are {}", name,
+       fmt::join(kKVCacheLayoutNames, ", "));
 }
 
 std::array<int, 5> stride_order(KVCacheLayout layout) {

@@ -78,6 +78,10 @@ constexpr std::array<CUDAGraphMode, 3> CUDAGraphMode::valid_runtime_modes() {
   return {NONE, PIECEWISE, FULL};
 }
 
+// The names of CUDAGraphMode::all(), in that order: the spelling of compilation.cudagraph_mode.
+inline constexpr std::array<std::string_view, 5> kCUDAGraphModeNames = {
+    "NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"};
+
 std::ostream& operator<<(std::ostream& out, CUDAGraphMode mode);  // the bare name
 
 }  // namespace attnrt

@@ -1,6 +1,7 @@
 #pragma once
 // KVCacheLayout: the physical order of the five logical axes of a KV cache (SEMANTICS §3.5):
-// L (layer slot), B (block), H (head slot), N (state within a block), C (content bytes).
+// L (layer slot), B (block), H (head slot), N (state within a block), C (content bytes). A config
+// value (cache.layout), so it lives in the config layer; kv/ lays caches out by it.
 
 #include <array>
 #include <string_view>
@@ -19,6 +20,9 @@ KVCacheLayout parse_kv_cache_layout(std::string_view name);
 inline constexpr std::array<KVCacheLayout, 6> kAllLayouts = {
     KVCacheLayout::LBHNC, KVCacheLayout::LBNHC, KVCacheLayout::LHBNC,
     KVCacheLayout::BLHNC, KVCacheLayout::BLNHC, KVCacheLayout::BHLNC};
+// Their names, in kAllLayouts order: the spelling the config file uses.
+inline constexpr std::array<std::string_view, 6> kKVCacheLayoutNames = {"LBHNC", "LBNHC", "LHBNC",
+                                                                        "BLHNC", "BLNHC", "BHLNC"};
 
 // For each physical position (outermost first), the logical axis stored there.
 std::array<int, 5> stride_order(KVCacheLayout layout);
