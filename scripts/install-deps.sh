@@ -7,7 +7,7 @@ packages=(
   g++ cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdlpack-dev libhwy-dev libomp-dev
-  clang-14 libclang-rt-14-dev llvm-14 clang-format-14
+  clang-14 libclang-rt-14-dev llvm-14 clang-format-14 clang-tidy-14
 )
 
 missing=()

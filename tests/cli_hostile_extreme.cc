@@ -245,8 +245,8 @@ TEST_P(ExtremeValid, SucceedsAndPrintsAPlan) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ExtremeValid, ExtremeValid, ::testing::ValuesIn(valid_cases()),
-                         [](const ::testing::TestParamInfo<ValidCase>& info) {
-                           return info.param.name;
+                         [](const ::testing::TestParamInfo<ValidCase>& param_info) {
+                           return param_info.param.name;
                          });
 
 }  // namespace

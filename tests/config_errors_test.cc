@@ -247,8 +247,8 @@ TEST_P(ConfigErrorTest, NamesThePathAndTheProblem) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, ConfigErrorTest, ::testing::ValuesIn(error_cases()),
-                         [](const ::testing::TestParamInfo<ErrorCase>& info) {
-                           return info.param.name;
+                         [](const ::testing::TestParamInfo<ErrorCase>& param_info) {
+                           return param_info.param.name;
                          });
 
 // Backend names belong to the registry (built-in backends and profiles), which resolves them when

@@ -71,8 +71,8 @@ INSTANTIATE_TEST_SUITE_P(
         Bound{"/compilation/capture_sizes/0", "compilation.capture_sizes[0]", 1,
               limits::kMaxBatchedTokens},
         Bound{"/lora/capture_cases/0", "lora.capture_cases[0]", 0, limits::kMaxLoRACases}),
-    [](const auto& info) {
-      std::string name = info.param.path;
+    [](const auto& param_info) {
+      std::string name = param_info.param.path;
       for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
       return name;
     });

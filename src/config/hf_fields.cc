@@ -10,7 +10,7 @@ namespace attnrt::detail {
 
 using nlohmann::json;
 
-HfFields::HfFields(const json& object, std::string model_type, std::string prefix)
+HfFields::HfFields(const json& object, const std::string& model_type, std::string prefix)
     : object_(object), model_type_(printable(model_type, 80)), prefix_(std::move(prefix)) {}
 
 const json* HfFields::get(std::string_view key) const {

@@ -16,7 +16,7 @@ namespace attnrt::detail {
 class HfFields {
  public:
   // `object` must outlive the reader; `prefix` is its path ("text_config." or "").
-  HfFields(const nlohmann::json& object, std::string model_type, std::string prefix);
+  HfFields(const nlohmann::json& object, const std::string& model_type, std::string prefix);
 
   const std::string& model_type() const { return model_type_; }
   std::string path(std::string_view key) const { return prefix_ + std::string(key); }

@@ -81,11 +81,9 @@ std::size_t dtype_size(DType dtype) {
     case DType::f32:
       return 4;
     case DType::f16:
-      return 2;
     case DType::bf16:
       return 2;
     case DType::fp8_e4m3:
-      return 1;
     case DType::int8:
       return 1;
     case DType::int32:

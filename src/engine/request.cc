@@ -23,7 +23,7 @@ std::string_view request_status_name(RequestStatus status) {
 int Request::num_owned_blocks(int group) const {
   const auto& ids = block_ids[static_cast<std::size_t>(group)];
   return static_cast<int>(
-      std::count_if(ids.begin(), ids.end(), [](BlockId id) { return id != NULL_BLOCK_ID; }));
+      std::count_if(ids.begin(), ids.end(), [](BlockId block) { return block != NULL_BLOCK_ID; }));
 }
 
 }  // namespace attnrt

@@ -18,14 +18,14 @@ void check_has_builder(const AttentionGroup& group, int ubatch) {
 
 }  // namespace
 
-AttentionGroup::AttentionGroup(std::shared_ptr<const AttentionBackend> backend,
-                               std::vector<std::string> layer_names, KVCacheSpec kv_cache_spec,
-                               int kv_cache_group_id, int num_heads_q)
-    : backend(std::move(backend)),
-      layer_names(std::move(layer_names)),
-      kv_cache_spec(std::move(kv_cache_spec)),
-      kv_cache_group_id(kv_cache_group_id),
-      num_heads_q(num_heads_q),
+AttentionGroup::AttentionGroup(std::shared_ptr<const AttentionBackend> attn_backend,
+                               std::vector<std::string> names, KVCacheSpec spec, int group_id,
+                               int heads_q)
+    : backend(std::move(attn_backend)),
+      layer_names(std::move(names)),
+      kv_cache_spec(std::move(spec)),
+      kv_cache_group_id(group_id),
+      num_heads_q(heads_q),
       kernel_geometry(KernelBlockGeometry::unsplit(this->kv_cache_spec.block_size)) {}
 
 void AttentionGroup::create_metadata_builders(const EngineConfig& config, Device device,

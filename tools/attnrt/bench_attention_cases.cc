@@ -43,6 +43,7 @@ std::vector<Tensor> layer_views(const KVArena& arena, const KVCacheSpec& spec,
       compute_layout_strides(spec, num_blocks, num_layers, KVCacheLayout::LBNHC);
   const auto element = static_cast<std::int64_t>(dtype_size(spec.dtype));
   std::vector<Tensor> views;
+  views.reserve(static_cast<std::size_t>(num_layers));
   for (int l = 0; l < num_layers; ++l) {
     views.emplace_back(
         arena.buffer(), spec.dtype,

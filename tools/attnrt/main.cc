@@ -2,6 +2,7 @@
 // (an attnrt::Error or a command-line mistake) exits with code 2, anything else with code 1.
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <iostream>
 #include <new>
 #include <string>
@@ -22,9 +23,8 @@ int report(std::string_view kind, std::string_view message, int code) {
   return code;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The CLI; main() adds the last guard for what is thrown before its own handlers are in place.
+int run_cli(int argc, char** argv) {
   CLI::App app{"attnrt: paged-KV attention runtime (plan, run, bench)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "attnrt " + std::string(attnrt::version()));
@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   try {
     std::vector<std::string> args = attnrt::cli::expand_vllm_aliases(argc, argv);
     std::vector<char*> pointers;
+    pointers.reserve(args.size());
     for (std::string& arg : args) pointers.push_back(arg.data());
     // `attnrt --version` names no command; CLI11 prints the version (CLI::CallForVersion).
     if (argc != 2 || std::string_view(pointers[1]) != "--version") {
@@ -58,5 +59,16 @@ int main(int argc, char** argv) {
     return report("internal error", "while " + doing + ": " + e.what(), 1);
   } catch (...) {
     return report("internal error", "unknown exception while " + doing, 1);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_cli(argc, argv);
+  } catch (...) {  // building the command line itself failed (out of memory)
+    std::fputs("attnrt: internal error: could not set up the command line\n", stderr);
+    return 1;
   }
 }

@@ -67,7 +67,9 @@ class AttentionMetadataBuilder {
     return nullptr;
   }
   virtual bool accepts_workspace() const { return false; }
-  virtual void set_workspace_buffer(std::shared_ptr<Buffer> workspace) { (void)workspace; }
+  // By value: the builders that accept one keep it.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param)
+  virtual void set_workspace_buffer(std::shared_ptr<Buffer> /*workspace*/) {}
 
   const KVCacheSpec& kv_cache_spec() const { return kv_cache_spec_; }
   const std::vector<std::string>& layer_names() const { return layer_names_; }
