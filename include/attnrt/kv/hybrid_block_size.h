@@ -1,0 +1,35 @@
+#pragma once
+// How a model that mixes attention and state layers sizes its blocks (SEMANTICS §4.4), as vLLM's
+// hybrid block-size alignment does: state and attention pages share one pool, so the attention
+// block size is raised until an attention page holds a state page, in multiples of the kernel
+// alignment, and the state page is then padded to exactly the attention page.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace attnrt {
+
+struct HybridBlockSize {
+  int requested_block_size = 16;  // the configured block size
+  int alignment = 16;             // max(smallest kernel block size, requested block size)
+  int block_size = 16;            // the attention block size after alignment
+  std::int64_t attention_bytes_per_token = 0;  // one token of one attention layer
+  std::int64_t state_page_bytes = 0;           // one state block, unpadded
+  std::int64_t page_size_bytes = 0;            // block_size × attention_bytes_per_token
+  std::int64_t padding_bytes() const { return page_size_bytes - state_page_bytes; }
+  bool raised() const { return block_size != requested_block_size; }
+  // vLLM's log lines: "Setting attention block size to ..." when raised, "Padding mamba page size
+  // by x.xx% ..." when padded.
+  std::optional<std::string> block_size_message() const;
+  std::optional<std::string> padding_message() const;
+};
+
+// The smallest multiple of `alignment` (itself at least `requested_block_size`) whose attention
+// page, `attention_bytes_per_token` per token, holds `state_page_bytes`; never below the request.
+// Throws Error for non-positive inputs or a block size beyond int.
+HybridBlockSize align_hybrid_block_size(int requested_block_size, int kernel_alignment,
+                                        std::int64_t attention_bytes_per_token,
+                                        std::int64_t state_page_bytes);
+
+}  // namespace attnrt
