@@ -134,6 +134,8 @@ TEST(HfImportTest, HybridFixturesAreRefusedByNameAndInfinityIsRead) {
   // The Nemotron-H fixture holds a bare Infinity; reading it must get as far as the model type.
   EXPECT_NE(import_error(fixture("nemotron-h-56b-base-8k.json")).find("nemotron_h: a hybrid"),
             std::string::npos);
+  // Written with Jamba-v0.1's public values (attention every 8th layer from layer 4, Mamba-1).
+  EXPECT_NE(import_error(fixture("jamba-v0.1.json")).find("jamba: a hybrid"), std::string::npos);
 }
 
 TEST(HfImportTest, PythonLiteralsReadAsTheDoublesTheyName) {

@@ -1,0 +1,21 @@
+#pragma once
+// How many blocks the requests of a state layer hold (SEMANTICS §4.4). A state layer keeps one
+// fixed-size state per request: vLLM's "none" cache mode holds one block per request, plus one
+// per draft token; "align" (its prefix-caching mode) holds two. Prefix caching of states is out
+// of scope, so attnrt plans "none" and reports "align" for comparison.
+
+#include <cstdint>
+
+namespace attnrt {
+
+enum class StateCacheMode { none, align };
+
+// Blocks one request needs in a state group: 1 + drafts ("none") or 2 + drafts ("align").
+// Throws Error for a negative draft count.
+std::int64_t state_blocks_per_request(StateCacheMode mode, int num_speculative_tokens);
+
+// With FULL CUDA graphs every decode request needs its state block at capture: throws vLLM's
+// error when max_num_seqs exceeds the blocks of the pool.
+void check_max_num_seqs_fits_state_blocks(int max_num_seqs, std::int64_t num_blocks);
+
+}  // namespace attnrt
