@@ -31,13 +31,6 @@ int kv_heads_per_rank(const LayerConfig& layer, int tp) {
   return 1;
 }
 
-std::string layout_names(const std::vector<KVCacheLayout>& layouts) {
-  std::vector<std::string_view> names;
-  names.reserve(layouts.size());
-  for (const KVCacheLayout layout : layouts) names.push_back(layout_name(layout));
-  return fmt::format("{}", fmt::join(names, ", "));
-}
-
 }  // namespace
 
 void check_backend_serves_layer(const AttentionLayer& layer, const AttentionBackend& backend) {

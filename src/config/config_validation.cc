@@ -16,15 +16,6 @@ namespace {
 
 using detail::require_range;
 
-std::string layout_names(const std::vector<KVCacheLayout>& layouts) {
-  std::string names;
-  for (KVCacheLayout layout : layouts) {
-    if (!names.empty()) names += ", ";
-    names += layout_name(layout);
-  }
-  return names;
-}
-
 void validate_model(const ModelConfig& model) {
   detail::require_name_text(model.name, "model.name");
   require_range(model.max_model_len, 1, limits::kMaxModelLen, "model.max_model_len");

@@ -18,6 +18,15 @@ std::string_view layout_name(KVCacheLayout layout) {
   return kKVCacheLayoutNames[index];
 }
 
+std::string layout_names(std::span<const KVCacheLayout> layouts) {
+  std::string names;
+  for (KVCacheLayout layout : layouts) {
+    if (!names.empty()) names += ", ";
+    names += layout_name(layout);
+  }
+  return names;
+}
+
 KVCacheLayout parse_kv_cache_layout(std::string_view name) {
   // Case-insensitive, so that "lbnhc" from an environment variable or a config also resolves.
   const auto same = [name](std::string_view candidate) {

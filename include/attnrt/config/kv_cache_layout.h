@@ -4,6 +4,8 @@
 // value (cache.layout), so it lives in the config layer; kv/ lays caches out by it.
 
 #include <array>
+#include <span>
+#include <string>
 #include <string_view>
 
 namespace attnrt {
@@ -15,6 +17,8 @@ inline constexpr int L = 0, B = 1, H = 2, N = 3, C = 4;
 }
 
 std::string_view layout_name(KVCacheLayout layout);
+// "LBHNC, BLHNC": a list of layouts for messages.
+std::string layout_names(std::span<const KVCacheLayout> layouts);
 // Throws Error naming the text and the six valid names.
 KVCacheLayout parse_kv_cache_layout(std::string_view name);
 inline constexpr std::array<KVCacheLayout, 6> kAllLayouts = {
