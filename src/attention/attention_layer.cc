@@ -66,10 +66,22 @@ void check_backend_layout(const AttentionLayer& layer, const AttentionBackend& b
       layer.name(), backend.name(), layout_names(layouts), layout_name(layout));
 }
 
-AttentionLayer::AttentionLayer(const LayerConfig& layer, int tensor_parallel_size)
-    : config_(layer) {
+AttentionLayer::AttentionLayer(const LayerConfig& layer, int tensor_parallel_size,
+                               int num_speculative_tokens)
+    : config_(layer), num_speculative_tokens_(num_speculative_tokens) {
   const int tp = tensor_parallel_size;
   if (tp < 1) fail("layer {}: tensor_parallel_size must be at least 1, got {}", layer.name, tp);
+  if (layer.is_state_layer()) {
+    if (!layer.state) {
+      fail("layer {}: a {} layer needs its state", layer.name, attention_type_name(layer.type));
+    }
+    try {
+      state_tensors_ = attnrt::state_tensors(*layer.state, tp, num_speculative_tokens);
+    } catch (const Error& error) {
+      fail("layer {}: {}", layer.name, error.what());
+    }
+    return;
+  }
   if (layer.num_heads <= 0 || layer.num_kv_heads <= 0 || layer.head_size <= 0) {
     fail("layer {}: num_heads ({}), num_kv_heads ({}) and head_size ({}) must be positive",
          layer.name, layer.num_heads, layer.num_kv_heads, layer.head_size);
@@ -99,6 +111,16 @@ const AttentionBackendPtr& AttentionLayer::get_attn_backend() const {
   return backend_;
 }
 
+std::vector<Tensor> AttentionLayer::state_views() const {
+  if (!is_state_layer()) fail("layer {} is an attention layer and keeps no state", name());
+  if (!has_kv_cache()) fail("layer {} has no bound KV cache view; bind the plan's views", name());
+  try {
+    return split_state_page_view(kv_cache_, state_tensors_);
+  } catch (const Error& error) {
+    fail("layer {}: {}", name(), error.what());
+  }
+}
+
 std::optional<KVCacheSpec> AttentionLayer::get_kv_cache_spec(const CacheConfig& cache) const {
   if (shares_kv()) return std::nullopt;  // reads the target's cache
   try {
@@ -114,6 +136,10 @@ std::optional<KVCacheSpec> AttentionLayer::make_kv_cache_spec(const CacheConfig&
   const int hs = config_.head_size;
   const int hv = config_.head_size_v;
   switch (config_.type) {
+    case AttentionType::mamba:
+    case AttentionType::linear_attention:
+      return KVCacheSpec::state(spec_kind_of(config_.type), block, state_tensors_,
+                                num_speculative_tokens_);
     case AttentionType::full:
       return KVCacheSpec::full(block, kv, hs, cache.dtype, hv);
     case AttentionType::sliding_window:

@@ -87,6 +87,7 @@ ProfileBackend::ProfileBackend(BackendProfileConfig profile, AttentionBackendPtr
     : profile_(std::move(profile)), kernel_(std::move(kernel)) {}
 
 bool ProfileBackend::supports_spec_kind(KVSpecKind kind) const {
+  if (is_state_kind(kind)) return false;  // state layers take no attention backend
   if (profile_.spec_kinds.empty()) return true;
   // A KV spec kind is named like the attention type it comes from.
   return std::ranges::any_of(profile_.spec_kinds, [kind](AttentionType type) {

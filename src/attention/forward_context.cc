@@ -1,5 +1,6 @@
 #include "attnrt/attention/forward_context.h"
 
+#include <optional>
 #include <set>
 
 #include "core/fail.h"
@@ -13,8 +14,16 @@ ForwardContext ForwardContext::from_config(const EngineConfig& config,
   std::set<const AttentionBackend*> layout_checked;  // the layout check depends on the backend
   const std::vector<LayerConfig>& layers = config.model.layers;
   for (std::size_t i = 0; i < layers.size(); ++i) {
-    AttentionLayer layer(layers[i], config.parallel.tensor_parallel_size);
-    if (registry != nullptr) {
+    std::optional<AttentionLayer> built;
+    try {
+      built.emplace(layers[i], config.parallel.tensor_parallel_size,
+                    config.speculative.num_speculative_tokens);
+    } catch (const Error& error) {
+      fail("model.layers[{}]: {}", i, error.what());  // a state that does not divide, say
+    }
+    AttentionLayer& layer = *built;
+    // State layers take no attention backend (SEMANTICS §4.4).
+    if (registry != nullptr && !layer.is_state_layer()) {
       AttentionBackendPtr backend;
       try {
         backend = registry->resolve(layers[i].backend);

@@ -140,6 +140,12 @@ BackendProfileConfig read_backend_profile(const json& value, const std::string& 
                       kKVCacheLayoutNames, kAllLayouts);
   reader.read_choices("spec_kinds", profile.spec_kinds, "an attention type", kAttentionTypeNames,
                       kAllAttentionTypes);
+  for (std::size_t i = 0; i < profile.spec_kinds.size(); ++i) {
+    if (!is_state_layer_type(profile.spec_kinds[i])) continue;
+    fail("{}: {} layers keep a recurrent state and take no attention backend",
+         detail::element_path(reader.path_of("spec_kinds"), i),
+         attention_type_name(profile.spec_kinds[i]));
+  }
   reader.reject_unknown_keys();
   return profile;
 }

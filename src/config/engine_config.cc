@@ -8,6 +8,10 @@ std::string_view attention_type_name(AttentionType type) {
   return kAttentionTypeNames.at(static_cast<std::size_t>(type));
 }
 
+bool is_state_layer_type(AttentionType type) {
+  return type == AttentionType::mamba || type == AttentionType::linear_attention;
+}
+
 const LayerConfig* EngineConfig::find_layer(std::string_view name) const {
   const auto it = std::find_if(model.layers.begin(), model.layers.end(),
                                [name](const LayerConfig& layer) { return layer.name == name; });

@@ -9,6 +9,7 @@
 #include "core/fail.h"
 #include "json_reader.h"
 #include "layer_validation.h"
+#include "state_layer_reader.h"
 
 namespace attnrt::detail {
 namespace {
@@ -53,12 +54,23 @@ LayerConfig read_layer(const json& entry, const std::string& path) {
   reader.read("kv_sharing_target", layer.kv_sharing_target);
   reader.read("backend", layer.backend);
   reader.read("draft", layer.draft);
+  if (const json* state = reader.field("state")) {
+    if (!layer.is_state_layer()) {
+      fail("{}: only mamba and linear_attention layers keep a state, but this is a {} layer",
+           reader.path_of("state"), attention_type_name(layer.type));
+    }
+    layer.state = read_state_layer(*state, reader.path_of("state"), layer.type);
+  } else if (layer.is_state_layer()) {
+    fail("{}: missing; a {} layer needs its state: the mixer and its dimensions",
+         reader.path_of("state"), attention_type_name(layer.type));
+  }
   reader.reject_unknown_keys();
   // Checked before a repeat block copies them: 100 000 copies of a huge name would exhaust memory.
   require_name_text(layer.name, reader.path_of("name"));
   require_name_text(layer.kv_sharing_target, reader.path_of("kv_sharing_target"));
   require_name_text(layer.backend, reader.path_of("backend"));
 
+  if (layer.is_state_layer()) return layer;  // no heads: validation refuses any that are set
   const bool mla = layer.type == AttentionType::mla;
   layer.num_kv_heads = num_kv_heads.value_or(mla ? 1 : layer.num_heads);
   layer.head_size_v =
@@ -149,7 +161,8 @@ class LayerExpander {
     if (fresh) cached->second = read_layer(entry, path);
     LayerConfig layer = cached->second;
     if (layer.name.empty() && !entry.contains("name")) {
-      layer.name = fmt::format("model.layers.{}.self_attn", index);
+      layer.name =
+          fmt::format("model.layers.{}.{}", index, layer.is_state_layer() ? "mixer" : "self_attn");
     } else {
       layer.name = substitute(layer.name, index, repetition, child_path(path, "name"));
     }

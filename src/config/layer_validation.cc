@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <variant>
 
 #include "attnrt/config/config_limits.h"
 #include "attnrt/core/printable.h"
@@ -72,11 +74,80 @@ void check_tensor_parallel(const LayerConfig& layer, std::size_t index, int tp) 
   }
 }
 
+// The dimensions of a state layer's mixer, each within its documented range. Whether they divide
+// among the tensor-parallel ranks is checked when the layer is planned (kv/state_shapes.h).
+void check_state_dims(const Mamba1Dims& dims, const std::string& path) {
+  require_range(dims.intermediate_size, 1, limits::kMaxStateDim, path + ".intermediate_size");
+  require_range(dims.state_size, 1, limits::kMaxStateDim, path + ".state_size");
+  require_range(dims.conv_kernel, 2, limits::kMaxConvKernel, path + ".conv_kernel");
+}
+
+void check_state_dims(const Mamba2Dims& dims, const std::string& path) {
+  require_range(dims.intermediate_size, 1, limits::kMaxStateDim, path + ".intermediate_size");
+  require_range(dims.n_groups, 1, limits::kMaxStateDim, path + ".n_groups");
+  require_range(dims.num_heads, 1, limits::kMaxStateDim, path + ".num_heads");
+  require_range(dims.head_dim, 1, limits::kMaxStateDim, path + ".head_dim");
+  require_range(dims.state_size, 1, limits::kMaxStateDim, path + ".state_size");
+  require_range(dims.conv_kernel, 2, limits::kMaxConvKernel, path + ".conv_kernel");
+}
+
+void check_state_dims(const GatedDeltaNetDims& dims, const std::string& path) {
+  require_range(dims.num_k_heads, 1, limits::kMaxStateDim, path + ".num_k_heads");
+  require_range(dims.num_v_heads, 1, limits::kMaxStateDim, path + ".num_v_heads");
+  require_range(dims.head_k_dim, 1, limits::kMaxStateDim, path + ".head_k_dim");
+  require_range(dims.head_v_dim, 1, limits::kMaxStateDim, path + ".head_v_dim");
+  require_range(dims.conv_kernel, 2, limits::kMaxConvKernel, path + ".conv_kernel");
+}
+
+void check_state_dims(const ShortConvDims& dims, const std::string& path) {
+  require_range(dims.intermediate_size, 1, limits::kMaxStateDim, path + ".intermediate_size");
+  require_range(dims.conv_kernel, 2, limits::kMaxConvKernel, path + ".conv_kernel");
+}
+
+// A state layer has its state and nothing of an attention layer: no heads, window, backend or
+// KV-sharing target (SEMANTICS §4.4).
+void check_state_layer(const LayerConfig& layer, std::size_t index) {
+  if (!layer.state) {
+    fail("{}: missing; a {} layer needs its state: the mixer and its dimensions",
+         field_path(index, "state"), attention_type_name(layer.type));
+  }
+  const std::pair<std::string_view, int> attention_fields[] = {
+      {"num_heads", layer.num_heads},
+      {"num_kv_heads", layer.num_kv_heads},
+      {"head_size", layer.head_size},
+      {"head_size_v", layer.head_size_v},
+      {"sliding_window", layer.sliding_window},
+      {"attention_chunk_size", layer.attention_chunk_size}};
+  for (const auto& [field, value] : attention_fields) {
+    if (value == 0) continue;
+    fail("{}: a {} layer keeps a recurrent state and takes no {}; its sizes go in \"state\"",
+         field_path(index, field), attention_type_name(layer.type), field);
+  }
+  if (!layer.backend.empty()) {
+    fail("{}: a {} layer takes no attention backend (the plan sizes its state; nothing runs it)",
+         field_path(index, "backend"), attention_type_name(layer.type));
+  }
+  if (layer.shares_kv()) {
+    fail("{}: a {} layer keeps its own state per request and cannot share a KV cache",
+         field_path(index, "kv_sharing_target"), attention_type_name(layer.type));
+  }
+  const std::string path = field_path(index, "state");
+  std::visit([&path](const auto& dims) { check_state_dims(dims, path); }, layer.state->dims);
+}
+
 void check_layer_fields(const LayerConfig& layer, std::size_t index, const EngineConfig& config) {
   if (layer.name.empty()) fail("{}: must not be empty", field_path(index, "name"));
   require_name_text(layer.name, field_path(index, "name"));
   require_name_text(layer.kv_sharing_target, field_path(index, "kv_sharing_target"));
   require_name_text(layer.backend, field_path(index, "backend"));
+  if (layer.is_state_layer()) {
+    check_state_layer(layer, index);
+    return;
+  }
+  if (layer.state) {
+    fail("{}: only mamba and linear_attention layers keep a state, but this is a {} layer",
+         field_path(index, "state"), attention_type_name(layer.type));
+  }
   check_heads(layer, index);
   check_type_specific_size(layer, index, "sliding_window", layer.sliding_window,
                            AttentionType::sliding_window);
@@ -91,6 +162,10 @@ void check_compatible_target(const LayerConfig& layer, const LayerConfig& target
                              const std::string& path) {
   if (target.type == AttentionType::encoder_only) {
     fail("{}: \"{}\" is an encoder_only layer and has no KV cache to share", path, target.name);
+  }
+  if (target.is_state_layer()) {
+    fail("{}: \"{}\" is a {} layer, whose per-request state cannot be shared", path, target.name,
+         attention_type_name(target.type));
   }
   if (target.type != layer.type) {
     fail(

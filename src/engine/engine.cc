@@ -18,6 +18,14 @@ EngineConfig with_overrides(EngineConfig config, const EngineOptions& options) {
   if (options.backend) {
     for (LayerConfig& layer : config.model.layers) layer.backend = *options.backend;
   }
+  for (std::size_t i = 0; i < config.model.layers.size(); ++i) {
+    const LayerConfig& layer = config.model.layers[i];
+    if (!layer.is_state_layer()) continue;
+    fail(
+        "engine: model.layers[{}] ({}) is a {} layer, and the built-in model has no state "
+        "kernels; attnrt plan explains hybrid models, attnrt run needs attention layers only",
+        i, layer.name, attention_type_name(layer.type));
+  }
   if (config.speculative.num_speculative_tokens > 0) {
     fail(
         "engine: speculative.num_speculative_tokens is {}, but the engine has no drafter and "

@@ -18,6 +18,27 @@ std::int64_t cdiv(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
 }
 
+bool is_attention(const KVCacheSpec& spec) {
+  return spec.owns_kv_cache() && !spec.is_state();
+}
+
+// Bytes of one token of an attention layer: its page at block size 1, unpadded (vLLM sizes an
+// attention spec of block_size=1).
+std::int64_t bytes_per_token(const KVCacheSpec& spec) {
+  return spec.with_block_size(1).real_page_size_bytes();
+}
+
+// The spec at the aligned block size, with a state page padded to `page_bytes`.
+KVCacheSpec aligned_spec(const KVCacheSpec& spec, const HybridBlockSize& aligned) {
+  KVCacheSpec result = spec.with_block_size(aligned.block_size);
+  if (!spec.is_state()) return result;
+  result.page_size_padded.reset();
+  if (aligned.page_size_bytes != result.real_page_size_bytes()) {
+    result.page_size_padded = aligned.page_size_bytes;
+  }
+  return result;
+}
+
 }  // namespace
 
 std::optional<std::string> HybridBlockSize::block_size_message() const {
@@ -68,6 +89,39 @@ HybridBlockSize align_hybrid_block_size(int requested_block_size, int kernel_ali
                   static_cast<std::uint64_t>(attention_bytes_per_token), "hybrid page bytes"),
       "hybrid page bytes");
   return result;
+}
+
+std::optional<HybridBlockSize> align_hybrid_kv_cache_specs(LayerSpecs& specs,
+                                                           int kernel_alignment) {
+  std::int64_t attention_bytes = 0;
+  std::int64_t state_bytes = 0;
+  int requested = 0;
+  for (const auto& [layer, spec] : specs) {
+    try {
+      if (spec.is_state()) {
+        state_bytes = std::max(state_bytes, spec.real_page_size_bytes());
+      } else if (is_attention(spec)) {
+        attention_bytes = std::max(attention_bytes, bytes_per_token(spec));
+        requested = std::max(requested, spec.block_size);
+      }
+    } catch (const Error& error) {
+      fail("layer {}: {}", layer, error.what());
+    }
+  }
+  if (attention_bytes == 0 || state_bytes == 0) return std::nullopt;
+  const HybridBlockSize aligned =
+      align_hybrid_block_size(requested, kernel_alignment, attention_bytes, state_bytes);
+  LayerSpecs result = specs;  // all or nothing: an error leaves `specs` as it was
+  for (auto& [layer, spec] : result) {
+    if (!spec.owns_kv_cache()) continue;
+    try {
+      spec = aligned_spec(spec, aligned);
+    } catch (const Error& error) {
+      fail("layer {}: hybrid block size {}: {}", layer, aligned.block_size, error.what());
+    }
+  }
+  specs = std::move(result);
+  return aligned;
 }
 
 }  // namespace attnrt

@@ -29,7 +29,8 @@ bool all_specs_equal(const LayerSpecs& specs) {
 }
 
 // Grows the block size of every layer whose page is smaller than the largest page until the pages
-// match. Throws when a page does not divide the largest one or cannot grow (padded pages).
+// match; a smaller state page is padded instead. Throws when an attention page does not divide
+// the largest one or cannot grow (padded pages).
 LayerSpecs unify_page_sizes(LayerSpecs specs) {
   const auto largest =
       std::max_element(specs.begin(), specs.end(), [](const auto& a, const auto& b) {
@@ -41,6 +42,10 @@ LayerSpecs unify_page_sizes(LayerSpecs specs) {
     const std::int64_t page = spec.page_size_bytes();
     if (page == max_page) continue;
     if (page <= 0) fail("layer {} has an empty KV cache page ({})", layer, spec.describe());
+    if (spec.is_state()) {
+      spec.page_size_padded = max_page;  // a state page is one request's state: padded, as vLLM
+      continue;
+    }
     if (max_page % page != 0) {
       fail(
           "cannot unify page sizes: layer {} has a {} page ({}), which does not divide the {} "

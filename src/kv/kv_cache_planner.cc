@@ -134,29 +134,40 @@ std::uint64_t kv_cache_budget(const std::vector<KVCacheGroupSpec>& groups,
 // vLLM's estimate multiplies a request's bytes (the sum over groups of each spec's bound) and a
 // block's bytes (page × layers per group) by the layers per group; the factor cancels, leaving
 // blocks per request = Σ over groups of the blocks that group's spec may hold for one request.
-// A request holds at least one block, so the estimate stays finite.
-double max_concurrency(const KVCacheConfig& kv_cache_config, const EngineConfig& config) {
+BlocksPerRequest blocks_per_request(const KVCacheConfig& kv_cache_config,
+                                    const EngineConfig& config) {
+  BlocksPerRequest blocks;
   const auto& groups = kv_cache_config.kv_cache_groups;
-  if (groups.empty()) return 0.0;
+  if (groups.empty()) return blocks;
   // Blocks, not bytes, are summed: a page is at least one byte, so the sum stays below
   // groups × max_model_len where a sum of bytes could pass 64 bits.
   const std::int64_t page = positive_page_size(groups.front().kv_cache_spec);
-  std::uint64_t blocks_per_request = 0;
   for (const auto& group : groups) {
     const std::int64_t bytes = group.kv_cache_spec.max_memory_usage_bytes(config);
-    const auto blocks = static_cast<std::uint64_t>(bytes / page + (bytes % page != 0 ? 1 : 0));
-    blocks_per_request = checked_add(blocks_per_request, blocks, "KV cache blocks per request");
+    const auto group_blocks =
+        static_cast<std::uint64_t>(bytes / page + (bytes % page != 0 ? 1 : 0));
+    std::uint64_t& sum = group.kv_cache_spec.is_state() ? blocks.state : blocks.attention;
+    sum = checked_add(sum, group_blocks, "KV cache blocks per request");
   }
-  blocks_per_request = std::max<std::uint64_t>(1, blocks_per_request);
-  return static_cast<double>(kv_cache_config.num_blocks) / static_cast<double>(blocks_per_request);
+  (void)checked_add(blocks.attention, blocks.state, "KV cache blocks per request");
+  return blocks;
+}
+
+// A request holds at least one block, so the estimate stays finite.
+double max_concurrency(const KVCacheConfig& kv_cache_config, const EngineConfig& config) {
+  if (kv_cache_config.kv_cache_groups.empty()) return 0.0;
+  const std::uint64_t blocks =
+      std::max<std::uint64_t>(1, blocks_per_request(kv_cache_config, config).total());
+  return static_cast<double>(kv_cache_config.num_blocks) / static_cast<double>(blocks);
 }
 
 std::int64_t tokens_capacity(const KVCacheConfig& kv_cache_config) {
-  const auto& groups = kv_cache_config.kv_cache_groups;
-  if (groups.empty()) return 0;
-  int block_size = groups.front().kv_cache_spec.block_size;
-  for (const auto& group : groups)
-    block_size = std::min(block_size, group.kv_cache_spec.block_size);
+  int block_size = 0;
+  for (const auto& group : kv_cache_config.kv_cache_groups) {
+    if (group.kv_cache_spec.is_state()) continue;  // one request's state per block, not tokens
+    const int size = group.kv_cache_spec.block_size;
+    block_size = block_size == 0 ? size : std::min(block_size, size);
+  }
   return kv_cache_config.num_blocks * block_size;
 }
 

@@ -65,6 +65,10 @@ std::string_view spec_kind_name(KVSpecKind kind) {
       return "cross";
     case KVSpecKind::encoder_only:
       return "encoder_only";
+    case KVSpecKind::mamba:
+      return "mamba";
+    case KVSpecKind::linear_attention:
+      return "linear_attention";
   }
   return "unknown";
 }
@@ -113,14 +117,36 @@ KVCacheSpec KVCacheSpec::cross(int block_size, int num_kv_heads, int head_size, 
   return attention_spec(KVSpecKind::cross, block_size, num_kv_heads, head_size, dtype, head_size_v);
 }
 
+KVCacheSpec KVCacheSpec::state(KVSpecKind kind, int block_size,
+                               std::vector<StateTensor> state_tensors, int num_speculative_blocks) {
+  KVCacheSpec spec;
+  spec.kind = kind;
+  if (!spec.is_state()) fail("{} is not a state kind of KV cache spec", spec_kind_name(kind));
+  require_positive(block_size, "block_size", kind);
+  if (state_tensors.empty()) fail("{} KV cache spec: no state tensors", spec_kind_name(kind));
+  if (num_speculative_blocks < 0) {
+    fail("{} KV cache spec: num_speculative_blocks must not be negative, got {}",
+         spec_kind_name(kind), num_speculative_blocks);
+  }
+  spec.block_size = block_size;
+  spec.num_kv_heads = 1;  // one head slot of one state: the whole page
+  spec.head_size_v = 0;
+  spec.dtype = DType::int8;  // the page as bytes; the tensors carry their own dtypes
+  spec.state_tensors = std::move(state_tensors);
+  spec.num_speculative_blocks = num_speculative_blocks;
+  if (spec.real_page_size_bytes() <= 0) fail("{} KV cache spec: empty state", spec_kind_name(kind));
+  return spec;
+}
+
 // tokens_per_state 1 (the usual case) gives one state per token; > 1 compresses several tokens
 // into one state. A block always holds at least one state.
 int KVCacheSpec::num_kernel_states(int tokens) const {
-  if (tokens_per_state <= 0) return 1;
+  if (is_state() || tokens_per_state <= 0) return 1;
   return std::max(1, tokens / tokens_per_state);
 }
 
 std::int64_t KVCacheSpec::state_content_size_bytes() const {
+  if (is_state()) return state_page_bytes(state_tensors);
   if (state_content_bytes > 0) return state_content_bytes;
   const std::int64_t entries = static_cast<std::int64_t>(head_size) + head_size_v;
   return checked_bytes("KV cache state bytes ((head_size + head_size_v) x dtype bytes)", entries,
@@ -167,11 +193,16 @@ std::int64_t KVCacheSpec::max_memory_usage_bytes(const EngineConfig& config) con
       return checked_bytes(what, cdiv(config.model.max_encoder_len, block_size), page);
     case KVSpecKind::encoder_only:
       return 0;
+    case KVSpecKind::mamba:
+    case KVSpecKind::linear_attention:
+      // vLLM's "none" state cache mode: one block, and one per draft token.
+      return checked_bytes(what, std::int64_t{1} + num_speculative_blocks, page);
   }
   return 0;
 }
 
 std::int64_t KVCacheSpec::max_num_blocks_per_req(int max_len) const {
+  if (is_state()) return std::int64_t{1} + num_speculative_blocks;
   return cdiv(max_len, block_size);
 }
 
@@ -182,6 +213,7 @@ KVCacheSpec KVCacheSpec::with_block_size(int new_block_size) const {
   if (new_block_size == block_size) return *this;
   KVCacheSpec spec = *this;
   spec.block_size = new_block_size;
+  if (is_state()) return spec;  // one request's state per block, whatever its token count
   if (is_padded()) {
     // A kernel block is a dense slice of a padded page (the padding stays between manager
     // blocks, see KernelBlockGeometry). Growing would move padding into the page: refused.
@@ -199,6 +231,19 @@ KVCacheSpec KVCacheSpec::with_block_size(int new_block_size) const {
 }
 
 std::string KVCacheSpec::describe() const {
+  if (is_state()) {
+    std::string text = fmt::format("{}(block {}, state", spec_kind_name(kind), block_size);
+    for (std::size_t i = 0; i < state_tensors.size(); ++i) {
+      text += fmt::format("{} {}", i == 0 ? "" : " +", state_tensors[i].describe());
+    }
+    if (num_speculative_blocks > 0)
+      text += fmt::format(", {} draft blocks", num_speculative_blocks);
+    text += fmt::format(", page {}", detail::format_bytes(page_size_bytes()));
+    if (is_padded()) {
+      text += fmt::format(" padded from {}", detail::format_bytes(real_page_size_bytes()));
+    }
+    return text + ")";
+  }
   std::string text = fmt::format("{}(block {}, kv_heads {}, head {}", spec_kind_name(kind),
                                  block_size, num_kv_heads, head_size);
   if (kind != KVSpecKind::mla && head_size_v != head_size) {
@@ -234,7 +279,16 @@ std::size_t KVCacheSpecHash::operator()(const KVCacheSpec& spec) const {
   mix(spec.tokens_per_state);
   mix(spec.sliding_window);
   mix(spec.attention_chunk_size);
+  for (const StateTensor& tensor : spec.state_tensors) {
+    mix(static_cast<std::int64_t>(tensor.dtype));
+    for (const std::int64_t extent : tensor.shape) mix(extent);
+  }
+  mix(spec.num_speculative_blocks);
   return seed;
+}
+
+bool is_state_kind(KVSpecKind kind) {
+  return kind == KVSpecKind::mamba || kind == KVSpecKind::linear_attention;
 }
 
 KVSpecKind spec_kind_of(AttentionType type) {
@@ -251,6 +305,10 @@ KVSpecKind spec_kind_of(AttentionType type) {
       return KVSpecKind::cross;
     case AttentionType::encoder_only:
       return KVSpecKind::encoder_only;
+    case AttentionType::mamba:
+      return KVSpecKind::mamba;
+    case AttentionType::linear_attention:
+      return KVSpecKind::linear_attention;
   }
   return KVSpecKind::full;
 }

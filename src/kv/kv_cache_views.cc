@@ -137,6 +137,10 @@ void append_tensor_views(const KVCacheConfig& config, const KVCacheTensor& tenso
           "strides do not fit {} blocks",
           view.layer, view_end_byte(view), tensor.size, config.num_blocks);
     }
+    if (spec.is_state()) {
+      view.states =
+          plan_state_views(spec.state_tensors, view.shape[0], view.byte_offset, byte_strides[0]);
+    }
     views.push_back(view);
   }
 }

@@ -108,4 +108,23 @@ std::vector<StateTensor> short_conv_state(std::int64_t intermediate_size, int co
       {{conv_rows(conv_kernel, 0), per_rank(intermediate_size, tp, "intermediate_size")}, dtype}};
 }
 
+std::vector<StateTensor> state_tensors(const StateLayerConfig& state, int tp,
+                                       int num_speculative_tokens) {
+  switch (state.mixer()) {
+    case StateMixer::mamba1:
+      return mamba1_state(std::get<Mamba1Dims>(state.dims), tp, state.dtypes);
+    case StateMixer::mamba2:
+      return mamba2_state(std::get<Mamba2Dims>(state.dims), tp, num_speculative_tokens,
+                          state.dtypes);
+    case StateMixer::gated_delta_net:
+      return gated_delta_net_state(std::get<GatedDeltaNetDims>(state.dims), tp,
+                                   num_speculative_tokens, state.dtypes);
+    case StateMixer::short_conv: {
+      const auto& dims = std::get<ShortConvDims>(state.dims);
+      return short_conv_state(dims.intermediate_size, dims.conv_kernel, tp, state.dtypes.conv);
+    }
+  }
+  return {};
+}
+
 }  // namespace attnrt

@@ -1,6 +1,9 @@
 #include "attnrt/runner/attention_plan.h"
 
+#include <algorithm>
+
 #include "attnrt/config/cg_support.h"
+#include "attnrt/kv/state_blocks.h"
 
 namespace attnrt {
 namespace {
@@ -19,6 +22,12 @@ std::set<std::string> target_layer_names(const ForwardContext& forward_context) 
     if (!layer.is_draft()) names.insert(layer.name());
   }
   return names;
+}
+
+bool has_state_groups(const KVCacheConfig& kv_config) {
+  return std::ranges::any_of(kv_config.kv_cache_groups, [](const KVCacheGroupSpec& group) {
+    return group.kv_cache_spec.is_state();
+  });
 }
 
 }  // namespace
@@ -47,6 +56,11 @@ AttentionPlan plan_attention(const EngineConfig& config, const BackendRegistry& 
       resolve_cudagraph_mode(requested, plan.backends.cg_support.min_cg_support,
                              plan.backends.cg_support.min_cg_attn_backend, decode_query_len,
                              config.compilation.attention_split_piecewise);
+  // FULL graphs capture every decode request with its state block (SEMANTICS §4.4).
+  if (plan.cudagraph.mode.has_full_cudagraphs() && has_state_groups(plan.kv.kv_cache_config)) {
+    check_max_num_seqs_fits_state_blocks(config.scheduler.max_num_seqs,
+                                         plan.kv.kv_cache_config.num_blocks);
+  }
   CompilationConfig resolved = config.compilation;
   resolved.cudagraph_mode = plan.cudagraph.mode;
   plan.capture_sizes = compute_capture_sizes(resolved, config.scheduler, decode_query_len);

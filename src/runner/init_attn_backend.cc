@@ -74,7 +74,7 @@ std::vector<AttentionGroup> discover_attention_groups(int group_id,
   for (const std::string& name : kv_cache_group.layer_names) {
     if (discovery.active_layer_names && !discovery.active_layer_names->contains(name)) continue;
     const AttentionLayer* layer = discovery.forward_context.find(name);
-    if (layer == nullptr) continue;
+    if (layer == nullptr || layer->is_state_layer()) continue;  // state layers take no backend
     AttentionBackendPtr backend = discovery.backend_of(*layer);
     const int num_heads_q = layer->num_heads();
     const auto [it, added] =

@@ -33,5 +33,7 @@ inline constexpr int kMaxTensorParallel = 1024;           // parallel.tensor_par
 inline constexpr int kMaxLoRACases = 65536;               // one lora.capture_cases entry
 inline constexpr std::size_t kMaxLoRACaseCount = 1024;    // entries of lora.capture_cases
 inline constexpr std::size_t kMaxBackendProfiles = 1024;  // entries of backends
+inline constexpr int kMaxStateDim = 1 << 20;  // a state layer's sizes, groups and head counts
+inline constexpr int kMaxConvKernel = 64;     // a state layer's conv_kernel
 
 }  // namespace attnrt::limits

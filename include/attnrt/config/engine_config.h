@@ -14,20 +14,35 @@
 #include "attnrt/config/cg_support.h"
 #include "attnrt/config/cudagraph_mode.h"
 #include "attnrt/config/kv_cache_layout.h"
+#include "attnrt/config/state_layer.h"
 #include "attnrt/core/dtype.h"
 
 namespace attnrt {
 
-enum class AttentionType { full, sliding_window, chunked_local, mla, cross, encoder_only };
+// The kind of a layer. mamba and linear_attention are state layers (SEMANTICS §4.4): they keep a
+// recurrent state per request, take no attention backend and share no KV cache.
+enum class AttentionType {
+  full,
+  sliding_window,
+  chunked_local,
+  mla,
+  cross,
+  encoder_only,
+  mamba,
+  linear_attention
+};
 
-inline constexpr std::array<AttentionType, 6> kAllAttentionTypes = {
-    AttentionType::full, AttentionType::sliding_window, AttentionType::chunked_local,
-    AttentionType::mla,  AttentionType::cross,          AttentionType::encoder_only};
+inline constexpr std::array<AttentionType, 8> kAllAttentionTypes = {
+    AttentionType::full,  AttentionType::sliding_window,  AttentionType::chunked_local,
+    AttentionType::mla,   AttentionType::cross,           AttentionType::encoder_only,
+    AttentionType::mamba, AttentionType::linear_attention};
 // The JSON spellings, in kAllAttentionTypes order.
-inline constexpr std::array<std::string_view, 6> kAttentionTypeNames = {
-    "full", "sliding_window", "chunked_local", "mla", "cross", "encoder_only"};
+inline constexpr std::array<std::string_view, 8> kAttentionTypeNames = {
+    "full",  "sliding_window", "chunked_local", "mla",
+    "cross", "encoder_only",   "mamba",         "linear_attention"};
 
 std::string_view attention_type_name(AttentionType type);  // "sliding_window"
+bool is_state_layer_type(AttentionType type);              // mamba or linear_attention
 
 struct LayerConfig {
   std::string name;
@@ -41,8 +56,10 @@ struct LayerConfig {
   std::string kv_sharing_target;  // empty: the layer owns its KV cache
   std::string backend;            // empty: the default backend for the device
   bool draft = false;             // a speculative draft layer (always after the target's layers)
+  std::optional<StateLayerConfig> state;  // set exactly for mamba and linear_attention layers
 
   bool shares_kv() const { return !kv_sharing_target.empty(); }
+  bool is_state_layer() const { return is_state_layer_type(type); }
 };
 
 struct ModelConfig {

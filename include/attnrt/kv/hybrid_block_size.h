@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "attnrt/kv/kv_cache_planner.h"
+
 namespace attnrt {
 
 struct HybridBlockSize {
@@ -31,5 +33,12 @@ struct HybridBlockSize {
 HybridBlockSize align_hybrid_block_size(int requested_block_size, int kernel_alignment,
                                         std::int64_t attention_bytes_per_token,
                                         std::int64_t state_page_bytes);
+
+// Aligns the specs of a model that has both attention and state layers: A is the most bytes one
+// token of one attention layer takes, the state page the largest one; every attention spec gets
+// the aligned block size and every state spec that block size and a page padded to block × A.
+// Returns nullopt, changing nothing, unless both kinds own a cache. Throws Error (naming the
+// layer) when a spec cannot take the block size; `specs` is then unchanged.
+std::optional<HybridBlockSize> align_hybrid_kv_cache_specs(LayerSpecs& specs, int kernel_alignment);
 
 }  // namespace attnrt

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,10 +32,24 @@ std::uint64_t kv_cache_bytes_per_block(const std::vector<KVCacheGroupSpec>& grou
 std::uint64_t kv_cache_budget(const std::vector<KVCacheGroupSpec>& groups,
                               const CacheConfig& cache);
 
-// How many requests of `max_model_len` tokens fit at once (vLLM's max concurrency estimate).
+// The blocks one request of `max_model_len` tokens may hold, summed over the groups: those of
+// attention groups (they grow with the tokens) and those of state groups (a fixed number each).
+struct BlocksPerRequest {
+  std::uint64_t attention = 0;
+  std::uint64_t state = 0;
+  std::uint64_t total() const { return attention + state; }
+  // Which of the two takes more of a request's blocks: "state blocks" or "tokens".
+  std::string_view limited_by() const { return state > attention ? "state blocks" : "tokens"; }
+};
+BlocksPerRequest blocks_per_request(const KVCacheConfig& kv_cache_config,
+                                    const EngineConfig& config);
+
+// How many requests of `max_model_len` tokens fit at once (vLLM's max concurrency estimate):
+// num_blocks / blocks_per_request().total().
 double max_concurrency(const KVCacheConfig& kv_cache_config, const EngineConfig& config);
 
-// Tokens the cache can hold per layer: num_blocks × the smallest group block size.
+// Tokens the cache can hold per attention layer: num_blocks × the smallest block size of an
+// attention group (0 when only state layers own a cache).
 std::int64_t tokens_capacity(const KVCacheConfig& kv_cache_config);
 
 }  // namespace attnrt

@@ -18,6 +18,7 @@
 #include "attnrt/core/tensor.h"
 #include "attnrt/kv/kernel_block_geometry.h"
 #include "attnrt/kv/kv_cache_config.h"
+#include "attnrt/kv/state_views.h"
 
 namespace attnrt {
 
@@ -46,10 +47,12 @@ struct LayerViewGeometry {
   std::array<std::int64_t, 4> shape{};    // [kernel blocks, head slots, states, content elements]
   std::array<std::int64_t, 4> strides{};  // in elements
   KernelBlockGeometry geometry;
+  std::vector<StateViewGeometry> states;  // a state layer's typed views of its int8 page view
 };
 
-// One entry per layer that owns a cache, in group order then L order. `kernel_block_sizes` has one
-// entry per group (empty: no splitting).
+// One entry per layer that owns a cache, in group order then L order. A state layer's view is its
+// page as int8 [blocks, 1, 1, page bytes], with its state tensors' views in `states`.
+// `kernel_block_sizes` has one entry per group (empty: no splitting).
 std::vector<LayerViewGeometry> plan_kv_cache_views(const KVCacheConfig& kv_cache_config,
                                                    std::span<const int> kernel_block_sizes = {});
 

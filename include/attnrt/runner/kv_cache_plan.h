@@ -3,11 +3,13 @@
 // layer's view lives. Computed without allocating, so a 24 GiB plan costs nothing; `attnrt plan`
 // prints it and an engine allocates it with allocate_kv_cache.
 
+#include <optional>
 #include <vector>
 
 #include "attnrt/attention/backend_registry.h"
 #include "attnrt/attention/forward_context.h"
 #include "attnrt/config/engine_config.h"
+#include "attnrt/kv/hybrid_block_size.h"
 #include "attnrt/kv/kv_cache_capacity.h"
 #include "attnrt/kv/kv_cache_config.h"
 #include "attnrt/kv/kv_cache_planner.h"
@@ -17,8 +19,12 @@
 namespace attnrt {
 
 struct KVCachePlan {
-  ForwardContext forward_context;        // per-rank layers, execution order
-  LayerSpecs layer_specs;                // layers that own a cache
+  ForwardContext forward_context;  // per-rank layers, execution order
+  LayerSpecs layer_specs;          // layers that own a cache
+  // Set when attention and state layers share the pool: the block size before and after
+  // alignment and the state page's padding (SEMANTICS §4.4).
+  std::optional<HybridBlockSize> hybrid_block_size;
+  int attention_block_size = 0;          // cache.block_size, or the aligned size of a hybrid model
   SharedKVCacheLayers shared_layers;     // layer → target
   KVCacheConfig kv_cache_config;         // groups include the sharing layers of their targets
   std::vector<LayerViewGeometry> views;  // one per owning layer

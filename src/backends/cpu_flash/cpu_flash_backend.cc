@@ -73,7 +73,7 @@ CpuFlashBackend::CpuFlashBackend(CpuFlashOptions options) : options_(options) {
 }
 
 bool CpuFlashBackend::supports_spec_kind(KVSpecKind kind) const {
-  return kind != KVSpecKind::encoder_only;
+  return kind != KVSpecKind::encoder_only && !is_state_kind(kind);
 }
 
 std::vector<KernelBlockSize> CpuFlashBackend::get_supported_kernel_block_sizes(

@@ -13,7 +13,7 @@ namespace attnrt {
 // Encoder-only layers attend within the step's own tokens with no cache, but forward() receives
 // keys only through a KV cache view, so they are refused here rather than mis-served.
 bool CpuReferenceBackend::supports_spec_kind(KVSpecKind kind) const {
-  return kind != KVSpecKind::encoder_only;
+  return kind != KVSpecKind::encoder_only && !is_state_kind(kind);
 }
 
 std::vector<KernelBlockSize> CpuReferenceBackend::get_supported_kernel_block_sizes(
