@@ -102,7 +102,7 @@ std::vector<HostileCase> hf_cases() {
   };
   const std::vector<std::tuple<std::string, json, std::vector<std::string>>> configs = {
       {"unknown_model_type", with("model_type", "llamma"), {"llamma", "llama"}},
-      {"hybrid_model_type", with("model_type", "jamba"), {"jamba", "hybrid"}},
+      {"hybrid_model_type", with("model_type", "zamba2"), {"zamba2", "hybrid"}},
       {"model_type_number", with("model_type", 3), {"model_type"}},
       {"no_heads", without("num_attention_heads"), {"llama", "num_attention_heads"}},
       {"no_layers", without("num_hidden_layers"), {"llama", "num_hidden_layers"}},

@@ -214,7 +214,7 @@ TEST(HfImportFamiliesTest, RefusalsNameTheModelTypeAndTheField) {
   mamba["layer_types"] = {"mamba", "full_attention"};
   EXPECT_NE(error_of(mamba).find("llama: layer_types: entry 0 is \"mamba\", a state layer"),
             std::string::npos);
-  EXPECT_NE(error_of(base("granitemoehybrid", 2, 8, 8, 512)).find("granitemoehybrid: a hybrid"),
+  EXPECT_NE(error_of(base("falcon_h1", 2, 8, 8, 512)).find("falcon_h1: a hybrid"),
             std::string::npos);
   EXPECT_NE(error_of({{"model_type", "gemma3"}, {"text_config", 3}}).find("text_config: expected"),
             std::string::npos);

@@ -39,8 +39,8 @@ std::string text_model_type_of(std::string_view wrapper) {
 void refuse_hybrid(std::string_view model_type) {
   if (detail::is_hybrid_hf_model_type(model_type)) {
     fail(
-        "{}: a hybrid model with state layers (Mamba / linear attention); attnrt plans attention "
-        "layers only so far",
+        "{}: a hybrid model whose state layers the importer does not map; it maps Jamba, "
+        "Granite 4, Nemotron-H, Qwen3-Next and Qwen3.5",
         printable(model_type, 80));
   }
 }
@@ -133,6 +133,7 @@ std::vector<LayerConfig> to_layer_configs(const detail::HfLayerSet& set) {
     layer.head_size_v = hf.head_size_v;
     layer.sliding_window = hf.sliding_window;
     layer.attention_chunk_size = hf.attention_chunk_size;
+    layer.state = hf.state;
     if (hf.shares_with >= 0) layer.kv_sharing_target = set.layers[hf.shares_with].name;
     layers.push_back(std::move(layer));
   }
@@ -153,6 +154,7 @@ std::vector<ImportedLayerKind> layer_kinds(const detail::HfLayerSet& set) {
                            hf.attention_chunk_size,
                            0,
                            hf.v_copies_k,
+                           hf.state,
                            hf.decided_by};
     auto it = std::ranges::find_if(kinds, [&](const ImportedLayerKind& k) {
       ImportedLayerKind same = k;
@@ -195,12 +197,17 @@ HfImport import_hf_model(const json& value, const ImportOptions& options) {
   refuse_unmapped(result.model_type);
   const HfFields fields(language, result.model_type, wrapped ? "text_config." : "");
 
-  const detail::HfLayerSet set =
+  detail::HfLayerSet set =
       detail::map_hf_layers(fields, wrapped ? "language_model.model" : "model");
   result.notes = set.notes;
   std::tie(result.derived_max_model_len, result.max_len_source) =
       derived_max_model_len(fields, result.notes);
   result.model_dtype = model_dtype_of(fields, root, result.notes);
+  // vLLM's "auto" state dtypes: the model dtype, unless the family fixes the SSM state's.
+  for (detail::HfLayer& layer : set.layers) {
+    if (layer.state)
+      layer.state->dtypes = {result.model_dtype, set.ssm_dtype.value_or(result.model_dtype)};
+  }
 
   EngineConfig& config = result.config;
   config.model.name = result.architecture.empty() ? result.model_type : result.architecture;

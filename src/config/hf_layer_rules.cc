@@ -90,9 +90,9 @@ std::optional<HfLayerKinds> read_layer_types(const HfFields& fields, int num_lay
     for (const std::string_view state : kStateLayerTypes) {
       if (names[i] == state) {
         fields.fail_at("layer_types",
-                       "entry {} is \"{}\", a state layer of a hybrid model; attnrt does not plan "
-                       "Mamba or linear-attention layers yet",
-                       i, state);
+                       "entry {} is \"{}\", a state layer, but {} is not a hybrid family the "
+                       "importer maps (Jamba, Granite 4, Nemotron-H, Qwen3-Next, Qwen3.5)",
+                       i, state, fields.model_type());
       }
     }
     fields.fail_at("layer_types",

@@ -216,10 +216,13 @@ const std::map<std::string_view, FamilyRule>& family_rules() {
   return rules;
 }
 
-constexpr std::array<std::string_view, 15> kHybridModelTypes = {
-    "jamba",        "granitemoehybrid", "nemotron_h", "qwen3_next", "qwen3_5",
-    "qwen3_5_text", "falcon_h1",        "zamba2",     "bamba",      "mamba",
-    "mamba2",       "minimax_text_01",  "plamo2",     "lfm2",       "kimi_linear"};
+// Hybrid models whose state layers the importer does not map (yet).
+constexpr std::array<std::string_view, 9> kHybridModelTypes = {
+    "falcon_h1",       "zamba2", "bamba", "mamba",      "mamba2",
+    "minimax_text_01", "plamo2", "lfm2",  "kimi_linear"};
+// Hybrid models it maps (hf_state_layers.cc).
+constexpr std::array<std::string_view, 5> kMappedHybridModelTypes = {
+    "granitemoehybrid", "jamba", "nemotron_h", "qwen3_5_text", "qwen3_next"};
 
 }  // namespace
 
@@ -233,6 +236,7 @@ std::vector<std::string_view> supported_hf_model_types() {
   for (const std::string_view extra : {"deepseek_v2", "deepseek_v3", "whisper"}) {
     types.push_back(extra);
   }
+  types.insert(types.end(), kMappedHybridModelTypes.begin(), kMappedHybridModelTypes.end());
   std::ranges::sort(types);
   return types;
 }
@@ -290,6 +294,9 @@ HfLayerSet map_hf_layers(const HfFields& fields, std::string_view prefix) {
   const std::string& type = fields.model_type();
   if (type == "deepseek_v2" || type == "deepseek_v3") return map_deepseek_layers(fields, prefix);
   if (type == "whisper") return map_whisper_layers(fields);
+  if (std::ranges::find(kMappedHybridModelTypes, type) != kMappedHybridModelTypes.end()) {
+    return map_hybrid_layers(fields, prefix);
+  }
   const auto rule = family_rules().find(type);
   if (rule == family_rules().end()) fail("{}: not a model type the importer maps", type);
   FamilyShape shape = rule->second(fields);

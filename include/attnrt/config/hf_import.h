@@ -5,6 +5,7 @@
 // importer cannot map is refused, never guessed.
 
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,7 +33,8 @@ struct ImportedLayerKind {
   int attention_chunk_size = 0;
   int sharing = 0;          // of `count`, the layers that read an earlier layer's KV cache
   bool v_copies_k = false;  // K == V layers: the V written is a copy of K
-  std::string decided_by;   // e.g. "layer_types, head_dim, num_key_value_heads, sliding_window"
+  std::optional<StateLayerConfig> state;  // mamba and linear_attention layers
+  std::string decided_by;  // e.g. "layer_types, head_dim, num_key_value_heads, sliding_window"
 
   friend bool operator==(const ImportedLayerKind&, const ImportedLayerKind&) = default;
 };
