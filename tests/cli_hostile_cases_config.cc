@@ -52,6 +52,11 @@ std::optional<Bounds> bounds_of(const std::string& key, const json& parent) {
       {"kernel_block_sizes", {1, 65536}},
       {"multiple_of", {1, 65536}},
   };
+  // A state layer's `state` object (it always has a conv_kernel): its own ranges.
+  if (parent.is_object() && parent.contains("conv_kernel")) {
+    if (key == "conv_kernel") return Bounds{2, 64};
+    return Bounds{1, k2p20};
+  }
   if (key == "head_size_v" && parent.value("type", "") == "mla") {
     return Bounds{0, parent.value("head_size", 1) - 1};
   }

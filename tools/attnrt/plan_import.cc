@@ -15,6 +15,7 @@ int kv_heads_per_rank(const ImportedLayerKind& kind, int tp) {
 }
 
 std::string kind_geometry(const ImportedLayerKind& kind, int tp) {
+  if (kind.state) return kind.state->describe();
   std::string text = fmt::format("{} heads, {} KV heads ({} per rank), head {}", kind.num_heads,
                                  kind.num_kv_heads, kv_heads_per_rank(kind, tp), kind.head_size);
   if (kind.head_size_v != kind.head_size) text += fmt::format(", V head {}", kind.head_size_v);
@@ -102,6 +103,7 @@ nlohmann::json import_json(const HfImport& hf, const AttentionPlan& plan) {
   nlohmann::json kinds = nlohmann::json::array();
   for (const ImportedLayerKind& kind : hf.kinds) {
     kinds.push_back({{"type", attention_type_name(kind.type)},
+                     {"state", kind.state ? nlohmann::json(kind.state->describe()) : nullptr},
                      {"count", kind.count},
                      {"num_heads", kind.num_heads},
                      {"num_kv_heads", kind.num_kv_heads},

@@ -12,6 +12,41 @@
 namespace attnrt::cli {
 namespace {
 
+// A state group's state (SEMANTICS §4.4): its tensors, bytes and padding; null for attention.
+nlohmann::json state_json(const KVCacheSpec& spec) {
+  if (!spec.is_state()) return nullptr;
+  nlohmann::json tensors = nlohmann::json::array();
+  for (const StateTensor& tensor : spec.state_tensors) {
+    tensors.push_back({{"shape", tensor.shape}, {"dtype", dtype_name(tensor.dtype)}});
+  }
+  return {{"tensors", tensors},
+          {"bytes_per_request", spec.real_page_size_bytes()},
+          {"padding_bytes", spec.page_size_bytes() - spec.real_page_size_bytes()},
+          {"num_speculative_blocks", spec.num_speculative_blocks}};
+}
+
+nlohmann::json hybrid_json(const EngineConfig& config, const KVCachePlan& plan) {
+  const BlocksPerRequest blocks = blocks_per_request(plan.kv_cache_config, config);
+  nlohmann::json json = {
+      {"blocks_per_request", {{"attention", blocks.attention}, {"state", blocks.state}}},
+      {"max_concurrency_limited_by", blocks.limited_by()},
+      {"alignment", nullptr}};
+  if (const std::optional<HybridBlockSize>& hybrid = plan.hybrid_block_size) {
+    json["alignment"] = {{"requested_block_size", hybrid->requested_block_size},
+                         {"alignment", hybrid->alignment},
+                         {"block_size", hybrid->block_size},
+                         {"attention_bytes_per_token", hybrid->attention_bytes_per_token},
+                         {"state_page_bytes", hybrid->state_page_bytes},
+                         {"page_size_bytes", hybrid->page_size_bytes},
+                         {"padding_bytes", hybrid->padding_bytes()},
+                         {"messages", nlohmann::json::array()}};
+    for (const auto& message : {hybrid->block_size_message(), hybrid->padding_message()}) {
+      if (message) json["alignment"]["messages"].push_back(*message);
+    }
+  }
+  return json;
+}
+
 nlohmann::json kv_cache_json(const EngineConfig& config, const AttentionPlan& attention) {
   const KVCachePlan& plan = attention.kv;
   const KVCacheConfig& kv = plan.kv_cache_config;
@@ -24,6 +59,9 @@ nlohmann::json kv_cache_json(const EngineConfig& config, const AttentionPlan& at
                       {"block_size", group.kv_cache_spec.block_size},
                       {"page_size_bytes", group.kv_cache_spec.page_size_bytes()},
                       {"kernel_block_size", attention.backends.kernel_block_sizes.at(g)},
+                      {"blocks_per_request",
+                       group.kv_cache_spec.max_num_blocks_per_req(config.model.max_model_len)},
+                      {"state", state_json(group.kv_cache_spec)},
                       {"spec", group.kv_cache_spec.describe()}});
   }
   nlohmann::json tensors = nlohmann::json::array();
@@ -35,7 +73,7 @@ nlohmann::json kv_cache_json(const EngineConfig& config, const AttentionPlan& at
                        {"offset", tensor.offset}});
   }
   return {{"num_blocks", kv.num_blocks},
-          {"block_size", config.cache.block_size},
+          {"block_size", plan.attention_block_size},
           {"layout", layout_name(kv.kv_cache_layout)},
           {"dtype", dtype_name(config.cache.dtype)},
           {"bytes_total", kv.backing_bytes()},
@@ -45,6 +83,7 @@ nlohmann::json kv_cache_json(const EngineConfig& config, const AttentionPlan& at
           {"max_model_len_request_bytes", plan.capacity.needed_bytes},
           {"fits_max_model_len", plan.capacity.fits},
           {"estimated_max_model_len", plan.capacity.estimated_max_model_len},
+          {"hybrid", hybrid_json(config, plan)},
           {"groups", groups},
           {"tensors", tensors}};
 }
@@ -111,6 +150,19 @@ std::vector<LayerBinding> layer_bindings(const KVCachePlan& plan) {
   return bindings;
 }
 
+// A state layer's typed views of its page (SEMANTICS §4.4); null for attention layers.
+nlohmann::json state_views_json(const LayerViewGeometry& view) {
+  if (view.states.empty()) return nullptr;
+  nlohmann::json states = nlohmann::json::array();
+  for (const StateViewGeometry& state : view.states) {
+    states.push_back({{"offset_bytes", state.byte_offset},
+                      {"shape", state.shape},
+                      {"strides", state.strides},
+                      {"dtype", dtype_name(state.dtype)}});
+  }
+  return states;
+}
+
 nlohmann::json bindings_json(const KVCachePlan& plan) {
   nlohmann::json bindings = nlohmann::json::array();
   for (const LayerBinding& b : layer_bindings(plan)) {
@@ -120,6 +172,7 @@ nlohmann::json bindings_json(const KVCachePlan& plan) {
                         {"shape", b.view->shape},
                         {"strides", b.view->strides},
                         {"dtype", dtype_name(b.view->dtype)},
+                        {"states", state_views_json(*b.view)},
                         {"shares_with", b.shares() ? nlohmann::json(*b.owner) : nlohmann::json()}});
   }
   return bindings;

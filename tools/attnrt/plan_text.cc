@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 
@@ -55,6 +56,31 @@ std::string compact_names(const std::vector<std::string>& names) {
                      names.front().substr(names.front().size() - suffix));
 }
 
+// A hybrid model: how its blocks were aligned, and what a request holds (SEMANTICS §4.4).
+void hybrid_lines(TextOut& out, const EngineConfig& config, const KVCachePlan& plan) {
+  const KVCacheConfig& kv = plan.kv_cache_config;
+  const bool has_state = std::ranges::any_of(
+      kv.kv_cache_groups, [](const KVCacheGroupSpec& g) { return g.kv_cache_spec.is_state(); });
+  if (!has_state) return;
+  if (const std::optional<HybridBlockSize>& hybrid = plan.hybrid_block_size) {
+    out.line(
+        "  hybrid: attention block size {} requested, {} after alignment to multiples of {}, so "
+        "that an attention page ({} per token) holds a state page ({}); state pages padded by {} "
+        "({:.2f}%)",
+        hybrid->requested_block_size, hybrid->block_size, hybrid->alignment,
+        format_size(static_cast<std::uint64_t>(hybrid->attention_bytes_per_token)),
+        format_size(static_cast<std::uint64_t>(hybrid->state_page_bytes)),
+        format_size(static_cast<std::uint64_t>(hybrid->padding_bytes())),
+        100.0 * static_cast<double>(hybrid->padding_bytes()) /
+            static_cast<double>(hybrid->state_page_bytes));
+  }
+  const BlocksPerRequest blocks = blocks_per_request(kv, config);
+  out.line(
+      "  per request of {} tokens: {} attention blocks + {} state blocks (one state per request "
+      "and state group, plus one per draft token); {} limit the concurrency",
+      config.model.max_model_len, blocks.attention, blocks.state, blocks.limited_by());
+}
+
 void kv_cache_section(TextOut& out, const EngineConfig& config, const AttentionPlan& plan,
                       const std::optional<KVCachePlan>& without_sharing) {
   const KVCacheConfig& kv = plan.kv.kv_cache_config;
@@ -63,8 +89,9 @@ void kv_cache_section(TextOut& out, const EngineConfig& config, const AttentionP
   out.line(
       "  {} blocks of {} tokens ({} in use), {} tokens per layer, max concurrency {:.2f} at {} "
       "tokens",
-      kv.num_blocks, config.cache.block_size, format_size(kv.backing_bytes()), tokens_capacity(kv),
-      max_concurrency(kv, config), config.model.max_model_len);
+      kv.num_blocks, plan.kv.attention_block_size, format_size(kv.backing_bytes()),
+      tokens_capacity(kv), max_concurrency(kv, config), config.model.max_model_len);
+  hybrid_lines(out, config, plan.kv);
   const KVCacheCapacity& capacity = plan.kv.capacity;
   if (capacity.fits) {
     out.line("  fits: one request of {} tokens needs {} of KV cache; {} available",
@@ -163,9 +190,12 @@ std::string plan_to_text(const EngineConfig& config, const AttentionPlan& plan,
                          const std::optional<KVCachePlan>& without_sharing,
                          const PlanExtras& extras) {
   TextOut out;
-  out.line("model {}: {} attention layers, max_model_len {}, tensor parallel {}", config.model.name,
-           config.model.layers.size(), config.model.max_model_len,
-           config.parallel.tensor_parallel_size);
+  const auto state_layers = std::ranges::count_if(
+      config.model.layers, [](const LayerConfig& layer) { return layer.is_state_layer(); });
+  out.line("model {}: {} attention layers{}, max_model_len {}, tensor parallel {}",
+           config.model.name, config.model.layers.size() - static_cast<std::size_t>(state_layers),
+           state_layers > 0 ? fmt::format(" and {} state layers", state_layers) : std::string(),
+           config.model.max_model_len, config.parallel.tensor_parallel_size);
   if (extras.hf != nullptr) {
     for (const std::string& line : import_lines(*extras.hf, config.parallel.tensor_parallel_size)) {
       out.line("{}", line);
