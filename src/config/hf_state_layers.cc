@@ -42,6 +42,27 @@ std::int64_t expanded_width(const HfFields& fields, std::string_view expand_key)
          positive_field(fields, expand_key, 2);
 }
 
+// `layer_types` with its attention and state spellings; nullopt when the config has none.
+std::optional<HybridShape> shape_of_layer_types(const HfFields& fields, int num_layers,
+                                                std::string_view attention,
+                                                std::string_view state) {
+  if (!fields.has("layer_types")) return std::nullopt;
+  const std::vector<std::string> types = fields.string_list("layer_types");
+  if (static_cast<int>(types.size()) != num_layers) {
+    fields.fail_at("layer_types", "{} entries, but num_hidden_layers is {}", types.size(),
+                   num_layers);
+  }
+  HybridShape shape{{}, "layer_types"};
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    if (types[i] != attention && types[i] != state) {
+      fields.fail_at("layer_types", "entry {} is \"{}\"; expected {} or {}", i,
+                     printable(types[i], 60), state, attention);
+    }
+    shape.layers.push_back(types[i] == attention ? DecoderLayer::attention : DecoderLayer::state);
+  }
+  return shape;
+}
+
 // Layer i of the model, named as vLLM registers its module.
 struct Names {
   std::string prefix;            // "model"
@@ -98,20 +119,11 @@ HfLayerSet jamba(const HfFields& fields, std::string_view prefix) {
 // Granite 4: `layer_types` of "mamba" / "attention" (all Mamba when absent).
 HfLayerSet granite4(const HfFields& fields, std::string_view prefix) {
   const int num_layers = num_layers_of(fields);
-  HybridShape shape{{}, "layer_types"};
-  const std::vector<std::string> types = fields.string_list("layer_types");
-  if (types.empty()) shape.decided_by = "layer_types absent: every layer is Mamba";
-  if (!types.empty() && static_cast<int>(types.size()) != num_layers) {
-    fields.fail_at("layer_types", "{} entries, but num_hidden_layers is {}", types.size(),
-                   num_layers);
-  }
-  for (int i = 0; i < num_layers; ++i) {
-    const std::string type = types.empty() ? "mamba" : types[i];
-    if (type != "mamba" && type != "attention") {
-      fields.fail_at("layer_types", "entry {} is \"{}\"; expected mamba or attention", i,
-                     printable(type, 60));
-    }
-    shape.layers.push_back(type == "attention" ? DecoderLayer::attention : DecoderLayer::state);
+  HybridShape shape{
+      std::vector<DecoderLayer>(static_cast<std::size_t>(num_layers), DecoderLayer::state),
+      "layer_types absent: every layer is Mamba"};
+  if (auto listed = shape_of_layer_types(fields, num_layers, "attention", "mamba")) {
+    shape = std::move(*listed);
   }
   const std::int64_t width = expanded_width(fields, "mamba_expand");
   const int num_heads = positive_field(fields, "mamba_n_heads", 128);
@@ -185,22 +197,9 @@ HfLayerSet nemotron_h(const HfFields& fields, std::string_view prefix) {
 HfLayerSet qwen_gated_delta_net(const HfFields& fields, std::string_view prefix) {
   const int num_layers = num_layers_of(fields);
   HybridShape shape;
-  const std::vector<std::string> types = fields.string_list("layer_types");
-  if (!types.empty()) {
-    if (static_cast<int>(types.size()) != num_layers) {
-      fields.fail_at("layer_types", "{} entries, but num_hidden_layers is {}", types.size(),
-                     num_layers);
-    }
-    shape.decided_by = "layer_types";
-    for (std::size_t i = 0; i < types.size(); ++i) {
-      if (types[i] != "linear_attention" && types[i] != "full_attention") {
-        fields.fail_at("layer_types",
-                       "entry {} is \"{}\"; expected linear_attention or full_attention", i,
-                       printable(types[i], 60));
-      }
-      shape.layers.push_back(types[i] == "full_attention" ? DecoderLayer::attention
-                                                          : DecoderLayer::state);
-    }
+  if (auto listed =
+          shape_of_layer_types(fields, num_layers, "full_attention", "linear_attention")) {
+    shape = std::move(*listed);
   } else {
     const int interval = positive_field(fields, "full_attention_interval", 4);
     shape.decided_by = fmt::format("full_attention_interval {}", interval);
