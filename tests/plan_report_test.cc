@@ -21,7 +21,7 @@ AttentionPlan plan_of(const EngineConfig& config) {
 }
 
 nlohmann::json plan_json(const EngineConfig& config) {
-  return cli::plan_to_json(config, plan_of(config));
+  return plan_to_json(config, plan_of(config));
 }
 
 TEST(PlanReport, EveryExamplePlans) {
@@ -31,7 +31,7 @@ TEST(PlanReport, EveryExamplePlans) {
     SCOPED_TRACE(entry.path().string());
     const EngineConfig config = load_config_file(entry.path().string());
     const AttentionPlan plan = plan_of(config);
-    const nlohmann::json json = cli::plan_to_json(config, plan);
+    const nlohmann::json json = plan_to_json(config, plan);
     EXPECT_GT(json["kv_cache"]["num_blocks"].get<std::int64_t>(), 0);
     EXPECT_FALSE(json["kv_cache"]["groups"].empty());
     EXPECT_FALSE(cli::plan_to_text(config, plan, std::nullopt).empty());

@@ -1,15 +1,14 @@
-// The JSON of `attnrt plan` (DESIGN.md §3): stable keys, execution order, null where vLLM says
-// None.
+// The stable JSON of a plan (docs/design.md §3): what `attnrt plan --json` prints and the Python
+// module's Plan.to_dict() returns. Keys are stable, lists in execution order, null where vLLM
+// says None.
+
+#include "attnrt/runner/plan_json.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <unordered_map>
 
-#include "attnrt/config/config_loader.h"
-#include "plan_report.h"
-
-namespace attnrt::cli {
+namespace attnrt {
 namespace {
 
 // A state group's state (SEMANTICS §4.4): its tensors, bytes and padding; null for attention.
@@ -130,7 +129,80 @@ nlohmann::json checks_json(const AttentionPlan& plan) {
           {"varlen_query_len", plan.checks.varlen_query_len}};
 }
 
+// A state layer's typed views of its page (SEMANTICS §4.4); null for attention layers.
+nlohmann::json state_views_json(const LayerViewGeometry& view) {
+  if (view.states.empty()) return nullptr;
+  nlohmann::json states = nlohmann::json::array();
+  for (const StateViewGeometry& state : view.states) {
+    states.push_back({{"offset_bytes", state.byte_offset},
+                      {"shape", state.shape},
+                      {"strides", state.strides},
+                      {"dtype", dtype_name(state.dtype)}});
+  }
+  return states;
+}
+
 }  // namespace
+
+int imported_kv_heads_per_rank(const ImportedLayerKind& kind, int tp) {
+  if (kind.type == AttentionType::mla) return 1;  // the latent is replicated on every rank
+  return kind.num_kv_heads >= tp ? kind.num_kv_heads / tp : 1;
+}
+
+// Bytes the K == V layers' V halves take in this plan: what a key-only cache would not hold.
+std::uint64_t key_only_saving_bytes(const HfImport& hf, const AttentionPlan& plan) {
+  const KVCacheConfig& kv = plan.kv.kv_cache_config;
+  if (hf.v_copies_k_layers.empty() || kv.kv_cache_groups.empty()) return 0;
+  const auto page =
+      static_cast<std::uint64_t>(kv.kv_cache_groups.front().kv_cache_spec.page_size_bytes());
+  return hf.v_copies_k_layers.size() * static_cast<std::uint64_t>(kv.num_blocks) * page / 2;
+}
+
+nlohmann::json device_budget_json(const DeviceBudget& budget) {
+  nlohmann::json parts = nlohmann::json::array();
+  for (const WeightComponent& part : budget.weights.components) {
+    parts.push_back({{"name", part.name}, {"parameters", part.parameters}, {"bytes", part.bytes}});
+  }
+  return {{"device_memory_bytes", budget.request.device_memory},
+          {"gpu_memory_utilization", budget.request.gpu_memory_utilization},
+          {"usable_bytes", budget.usable_bytes},
+          {"reserve_bytes", budget.request.reserve},
+          {"weight_bytes", budget.weights.total_bytes},
+          {"weight_parameters", budget.weights.total_parameters},
+          {"weight_storage", budget.weights.storage},
+          {"weights", parts},
+          {"not_counted", budget.weights.not_counted},
+          {"kv_cache_bytes", budget.kv_cache_bytes}};
+}
+
+nlohmann::json import_json(const HfImport& hf, const AttentionPlan& plan) {
+  const int tp = hf.config.parallel.tensor_parallel_size;
+  nlohmann::json kinds = nlohmann::json::array();
+  for (const ImportedLayerKind& kind : hf.kinds) {
+    kinds.push_back({{"type", attention_type_name(kind.type)},
+                     {"state", kind.state ? nlohmann::json(kind.state->describe()) : nullptr},
+                     {"count", kind.count},
+                     {"num_heads", kind.num_heads},
+                     {"num_kv_heads", kind.num_kv_heads},
+                     {"num_kv_heads_per_rank", imported_kv_heads_per_rank(kind, tp)},
+                     {"head_size", kind.head_size},
+                     {"head_size_v", kind.head_size_v},
+                     {"sliding_window", kind.sliding_window},
+                     {"attention_chunk_size", kind.attention_chunk_size},
+                     {"sharing", kind.sharing},
+                     {"v_copies_k", kind.v_copies_k},
+                     {"decided_by", kind.decided_by}});
+  }
+  return {{"model_type", hf.model_type},
+          {"architecture", hf.architecture},
+          {"dtype", dtype_name(hf.model_dtype)},
+          {"derived_max_model_len", hf.derived_max_model_len},
+          {"max_len_source", hf.max_len_source},
+          {"layer_kinds", kinds},
+          {"v_copies_k_layers", hf.v_copies_k_layers},
+          {"key_only_saving_bytes", key_only_saving_bytes(hf, plan)},
+          {"notes", hf.notes}};
+}
 
 std::vector<LayerBinding> layer_bindings(const KVCachePlan& plan) {
   std::unordered_map<std::string_view, const LayerViewGeometry*> view_of;
@@ -150,19 +222,6 @@ std::vector<LayerBinding> layer_bindings(const KVCachePlan& plan) {
   return bindings;
 }
 
-// A state layer's typed views of its page (SEMANTICS §4.4); null for attention layers.
-nlohmann::json state_views_json(const LayerViewGeometry& view) {
-  if (view.states.empty()) return nullptr;
-  nlohmann::json states = nlohmann::json::array();
-  for (const StateViewGeometry& state : view.states) {
-    states.push_back({{"offset_bytes", state.byte_offset},
-                      {"shape", state.shape},
-                      {"strides", state.strides},
-                      {"dtype", dtype_name(state.dtype)}});
-  }
-  return states;
-}
-
 nlohmann::json bindings_json(const KVCachePlan& plan) {
   nlohmann::json bindings = nlohmann::json::array();
   for (const LayerBinding& b : layer_bindings(plan)) {
@@ -179,7 +238,7 @@ nlohmann::json bindings_json(const KVCachePlan& plan) {
 }
 
 nlohmann::json plan_to_json(const EngineConfig& config, const AttentionPlan& plan,
-                            const PlanExtras& extras) {
+                            const PlanJsonExtras& extras) {
   nlohmann::json json = {{"model",
                           {{"name", config.model.name},
                            {"num_layers", config.model.layers.size()},
@@ -208,4 +267,4 @@ std::vector<std::string> ordered_layers(const AttentionPlan& plan,
   return ordered;
 }
 
-}  // namespace attnrt::cli
+}  // namespace attnrt

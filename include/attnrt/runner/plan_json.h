@@ -1,0 +1,50 @@
+#pragma once
+// The stable JSON of an attention plan (docs/design.md §3): `attnrt plan --json` prints it and
+// the Python module's Plan.to_dict() returns it, from this one writer.
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "attnrt/config/device_budget.h"
+#include "attnrt/config/engine_config.h"
+#include "attnrt/config/hf_import.h"
+#include "attnrt/runner/attention_plan.h"
+
+namespace attnrt {
+
+// What the plan was made from, beyond the config.
+struct PlanJsonExtras {
+  const HfImport* hf = nullptr;          // the Hugging Face import that produced the config
+  const DeviceBudget* device = nullptr;  // --device-memory: how the KV budget was found
+};
+
+nlohmann::json plan_to_json(const EngineConfig& config, const AttentionPlan& plan,
+                            const PlanJsonExtras& extras = {});
+
+// Parts of it, also used by the text report.
+nlohmann::json import_json(const HfImport& hf, const AttentionPlan& plan);
+nlohmann::json device_budget_json(const DeviceBudget& budget);
+nlohmann::json bindings_json(const KVCachePlan& plan);
+
+// Where one layer's KV view lives; `owner` is the layer itself or the one it shares with.
+struct LayerBinding {
+  const std::string* layer = nullptr;
+  const std::string* owner = nullptr;
+  const LayerViewGeometry* view = nullptr;
+  bool shares() const { return owner != layer; }
+};
+
+// Per layer with a cache, in execution order; one hash lookup per layer (100 000-layer plans).
+std::vector<LayerBinding> layer_bindings(const KVCachePlan& plan);
+// `names` in execution order.
+std::vector<std::string> ordered_layers(const AttentionPlan& plan,
+                                        const std::set<std::string>& names);
+// KV heads per rank of an imported layer kind (MLA's latent is replicated).
+int imported_kv_heads_per_rank(const ImportedLayerKind& kind, int tp);
+// Bytes the K == V layers' V halves take in this plan: what a key-only cache would not hold.
+std::uint64_t key_only_saving_bytes(const HfImport& hf, const AttentionPlan& plan);
+
+}  // namespace attnrt
