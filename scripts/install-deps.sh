@@ -8,6 +8,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdlpack-dev libhwy-dev libomp-dev
   clang-14 libclang-rt-14-dev llvm-14 clang-format-14 clang-tidy-14
+  python3-dev pybind11-dev python3-torch python3-numpy python3-pytest python3-matplotlib
 )
 
 missing=()

@@ -1,0 +1,12 @@
+#pragma once
+// The pieces of the _attnrt extension module, one function per concept file.
+
+#include <pybind11/pybind11.h>
+
+namespace attnrt::python {
+
+void bind_config(pybind11::module_& module);  // config_bindings.cc
+void bind_plan(pybind11::module_& module);    // plan_bindings.cc
+void bind_cache(pybind11::module_& module);   // cache_bindings.cc
+
+}  // namespace attnrt::python
