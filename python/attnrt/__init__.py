@@ -11,10 +11,36 @@ import os
 from typing import Any, Mapping, Optional, Union
 
 from . import _attnrt
-from ._attnrt import Config, Error, LayerView
+from ._attnrt import (
+    AttentionGroup,
+    AttnBackends,
+    Config,
+    Error,
+    LayerView,
+    get_attn_cg_support,
+    get_kv_sharing_fast_prefill_eligible_layers,
+    get_query_lens_mismatch_unsupported_backend,
+    get_varlen_cudagraph_unsupported_backend,
+    init_attn_backend,
+)
 
 __version__ = _attnrt.__version__
-__all__ = ["Config", "Error", "KVCache", "LayerView", "Plan", "load_config", "plan"]
+__all__ = [
+    "AttentionGroup",
+    "AttnBackends",
+    "Config",
+    "Error",
+    "KVCache",
+    "LayerView",
+    "Plan",
+    "get_attn_cg_support",
+    "get_kv_sharing_fast_prefill_eligible_layers",
+    "get_query_lens_mismatch_unsupported_backend",
+    "get_varlen_cudagraph_unsupported_backend",
+    "init_attn_backend",
+    "load_config",
+    "plan",
+]
 
 
 def load_config(source: Union[str, os.PathLike, Mapping[str, Any]], **engine_args: Any) -> Config:

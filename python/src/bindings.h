@@ -5,8 +5,9 @@
 
 namespace attnrt::python {
 
-void bind_config(pybind11::module_& module);  // config_bindings.cc
-void bind_plan(pybind11::module_& module);    // plan_bindings.cc
-void bind_cache(pybind11::module_& module);   // cache_bindings.cc
+void bind_config(pybind11::module_& module);          // config_bindings.cc
+void bind_plan(pybind11::module_& module);            // plan_bindings.cc
+void bind_cache(pybind11::module_& module);           // cache_bindings.cc
+void bind_seed_functions(pybind11::module_& module);  // seed_bindings.cc
 
 }  // namespace attnrt::python

@@ -23,4 +23,5 @@ PYBIND11_MODULE(_attnrt, module) {
   attnrt::python::bind_config(module);
   attnrt::python::bind_plan(module);
   attnrt::python::bind_cache(module);
+  attnrt::python::bind_seed_functions(module);
 }

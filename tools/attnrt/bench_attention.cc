@@ -4,6 +4,7 @@
 #include "bench_attention.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <iostream>
@@ -209,7 +210,7 @@ int run_bench_attention(const BenchAttentionOptions& options) {
   std::vector<double> paged_probes;
   const std::vector<AttentionBenchResult> results =
       run_cases(attention_bench_cases(options.quick), options.hot, flash, threads, probe, limits,
-                !options.json);
+                !options.json && isatty(fileno(stderr)) != 0);  // \r only on a terminal
   for (const AttentionBenchResult& r : results) {
     if (r.bench_case.kind != BenchKind::decode) continue;
     probes.push_back(r.limit);
