@@ -74,13 +74,21 @@ HfHeads read_hf_heads(const HfFields& fields, const HfFamilyDefaults& defaults) 
   return heads;
 }
 
-std::optional<HfLayerKinds> read_layer_types(const HfFields& fields, int num_layers) {
+std::optional<std::vector<std::string>> read_layer_type_names(const HfFields& fields,
+                                                              int num_layers) {
   if (!fields.has("layer_types")) return std::nullopt;
-  const std::vector<std::string> names = fields.string_list("layer_types");
+  std::vector<std::string> names = fields.string_list("layer_types");
   if (static_cast<int>(names.size()) != num_layers) {
     fields.fail_at("layer_types", "{} entries, but num_hidden_layers is {}", names.size(),
                    num_layers);
   }
+  return names;
+}
+
+std::optional<HfLayerKinds> read_layer_types(const HfFields& fields, int num_layers) {
+  const std::optional<std::vector<std::string>> listed = read_layer_type_names(fields, num_layers);
+  if (!listed) return std::nullopt;
+  const std::vector<std::string>& names = *listed;
   HfLayerKinds kinds{{}, "layer_types"};
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (const std::optional<HfLayerKind> kind = layer_kind_of(names[i])) {

@@ -39,6 +39,9 @@ HfHeads read_hf_heads(const HfFields& fields, const HfFamilyDefaults& defaults);
 // hidden_size / num_attention_heads, refused unless it divides.
 int derived_head_size(const HfFields& fields);
 
+// The `layer_types` strings, checked against num_hidden_layers; nullopt when the config has none.
+std::optional<std::vector<std::string>> read_layer_type_names(const HfFields& fields,
+                                                              int num_layers);
 // `layer_types` when the config has it (checked against num_hidden_layers); nullopt otherwise.
 // Hybrid entries (mamba, linear_attention, ...) are refused.
 std::optional<HfLayerKinds> read_layer_types(const HfFields& fields, int num_layers);

@@ -46,12 +46,9 @@ std::int64_t expanded_width(const HfFields& fields, std::string_view expand_key)
 std::optional<HybridShape> shape_of_layer_types(const HfFields& fields, int num_layers,
                                                 std::string_view attention,
                                                 std::string_view state) {
-  if (!fields.has("layer_types")) return std::nullopt;
-  const std::vector<std::string> types = fields.string_list("layer_types");
-  if (static_cast<int>(types.size()) != num_layers) {
-    fields.fail_at("layer_types", "{} entries, but num_hidden_layers is {}", types.size(),
-                   num_layers);
-  }
+  const std::optional<std::vector<std::string>> listed = read_layer_type_names(fields, num_layers);
+  if (!listed) return std::nullopt;
+  const std::vector<std::string>& types = *listed;
   HybridShape shape{{}, "layer_types"};
   for (std::size_t i = 0; i < types.size(); ++i) {
     if (types[i] != attention && types[i] != state) {
