@@ -59,10 +59,26 @@ std::shared_ptr<Buffer> Buffer::allocate(std::size_t size_bytes, Device device) 
   return std::shared_ptr<Buffer>(new Buffer(data, size_bytes, device));
 }
 
+std::shared_ptr<Buffer> Buffer::external(std::byte* data, std::size_t size_bytes, Device device,
+                                         std::shared_ptr<void> owner) {
+  if (data == nullptr && size_bytes > 0) {
+    fail("an external buffer of {} bytes needs its memory, got a null pointer", size_bytes);
+  }
+  if (size_bytes > kMaxBufferBytes) {
+    fail("an external buffer of {} bytes is larger than the largest addressable buffer",
+         size_bytes);
+  }
+  std::shared_ptr<Buffer> buffer(new Buffer(data, size_bytes, device));
+  // A null owner would read as "owned here": keep a no-op token so release() never frees.
+  buffer->owner_ = owner != nullptr ? std::move(owner) : std::make_shared<int>(0);
+  return buffer;
+}
+
 Buffer::Buffer(Buffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
-      device_(other.device_) {}
+      device_(other.device_),
+      owner_(std::move(other.owner_)) {}
 
 Buffer& Buffer::operator=(Buffer&& other) noexcept {
   if (this != &other) {
@@ -70,6 +86,7 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
     device_ = other.device_;
+    owner_ = std::move(other.owner_);
   }
   return *this;
 }
@@ -79,7 +96,11 @@ Buffer::~Buffer() {
 }
 
 void Buffer::release() noexcept {
-  std::free(data_);  // host memory only until the CUDA build adds device allocations
+  if (owner_ != nullptr) {
+    owner_.reset();  // the owner frees external memory
+  } else {
+    std::free(data_);  // host memory only until the CUDA build adds device allocations
+  }
   data_ = nullptr;
   size_ = 0;
 }

@@ -21,6 +21,11 @@ class Buffer {
   // Allocates `size_bytes` zeroed bytes on `device`. Throws Error if the allocation fails or the
   // device is not available in this build.
   static std::shared_ptr<Buffer> allocate(std::size_t size_bytes, Device device = Device::cpu());
+  // Memory someone else owns (a tensor imported through DLPack, an embedder's arena), neither
+  // zeroed nor freed here: the buffer holds `owner` until it dies, and the owner releases the
+  // memory. Throws Error for a null `data` with a non-zero size.
+  static std::shared_ptr<Buffer> external(std::byte* data, std::size_t size_bytes, Device device,
+                                          std::shared_ptr<void> owner);
 
   Buffer(Buffer&& other) noexcept;
   Buffer& operator=(Buffer&& other) noexcept;
@@ -32,6 +37,7 @@ class Buffer {
   const std::byte* data() const { return data_; }
   std::size_t size() const { return size_; }
   Device device() const { return device_; }
+  bool owns_memory() const { return owner_ == nullptr; }
 
  private:
   Buffer(std::byte* data, std::size_t size, Device device)
@@ -41,6 +47,7 @@ class Buffer {
   std::byte* data_ = nullptr;
   std::size_t size_ = 0;
   Device device_;
+  std::shared_ptr<void> owner_;  // set for external memory, which release() does not free
 };
 
 }  // namespace attnrt

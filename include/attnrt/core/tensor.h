@@ -79,6 +79,12 @@ class Tensor {
   // Exports the view for PyTorch/JAX/CuPy. The returned tensor holds the buffer alive until its
   // deleter runs.
   DLManagedTensor* to_dlpack() const;
+  // Imports a DLPack 0.6 tensor without a copy, taking ownership: the producer's deleter runs
+  // when the last view of the result dies, or at once if the import throws. Host memory only
+  // (kDLCPU, kDLCUDAHost); one lane of float32/16, bfloat16, int8/32/64, or uint8 read as
+  // fp8_e4m3 (what to_dlpack exports for fp8). Throws Error naming the unsupported device,
+  // dtype or stride.
+  static Tensor from_dlpack(DLManagedTensor* managed);
 
   std::string describe() const;  // "bfloat16[4, 2, 16, 64] strides [...] offset N"
 
