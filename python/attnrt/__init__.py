@@ -1,4 +1,5 @@
-"""attnrt from Python: load a config, plan its KV cache, and hold the cache's views zero-copy.
+"""attnrt from Python: load a config, plan its KV cache, hold the cache's views zero-copy, run
+paged attention on torch tensors and build a runner's per-step inputs.
 
 The C++ core is the `_attnrt` extension; this package gives it a Pythonic surface. Errors raise
 `attnrt.Error`, a `ValueError` carrying the library's one-line message.
@@ -14,32 +15,45 @@ from . import _attnrt
 from ._attnrt import (
     AttentionGroup,
     AttnBackends,
+    BatchExecutionDescriptor,
     Config,
     Error,
-    LayerView,
+    TensorView,
     get_attn_cg_support,
     get_kv_sharing_fast_prefill_eligible_layers,
     get_query_lens_mismatch_unsupported_backend,
     get_varlen_cudagraph_unsupported_backend,
     init_attn_backend,
 )
+from .attention import PagedAttentionWrapper, paged_attention, write_kv
+from .step import BlockTables, CudaGraphManager, FastPrefillHelper
+
+LayerView = TensorView  # a layer's KV cache view is a TensorView
 
 __version__ = _attnrt.__version__
 __all__ = [
     "AttentionGroup",
     "AttnBackends",
+    "BatchExecutionDescriptor",
+    "BlockTables",
     "Config",
+    "CudaGraphManager",
     "Error",
+    "FastPrefillHelper",
     "KVCache",
     "LayerView",
+    "PagedAttentionWrapper",
     "Plan",
+    "TensorView",
     "get_attn_cg_support",
     "get_kv_sharing_fast_prefill_eligible_layers",
     "get_query_lens_mismatch_unsupported_backend",
     "get_varlen_cudagraph_unsupported_backend",
     "init_attn_backend",
     "load_config",
+    "paged_attention",
     "plan",
+    "write_kv",
 ]
 
 
@@ -136,7 +150,7 @@ class KVCache:
         """Address of byte 0 of the shared backing allocation."""
         return self._cache.backing_address
 
-    def view(self, name: str) -> LayerView:
+    def view(self, name: str) -> TensorView:
         return self._cache.view(name)
 
     def tensor(self, name: str):

@@ -20,8 +20,12 @@ PYBIND11_MODULE(_attnrt, module) {
       PyErr_SetString(error.ptr(), caught.what());
     }
   });
+  attnrt::python::bind_tensor_view(module);
   attnrt::python::bind_config(module);
   attnrt::python::bind_plan(module);
   attnrt::python::bind_cache(module);
   attnrt::python::bind_seed_functions(module);
+  attnrt::python::bind_attention(module);
+  attnrt::python::bind_wrapper(module);
+  attnrt::python::bind_step_inputs(module);
 }
