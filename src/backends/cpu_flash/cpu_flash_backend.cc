@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <numbers>
 
@@ -65,10 +66,22 @@ std::shared_ptr<Buffer> workspace_for(const AttentionMetadata& metadata, std::si
   return Buffer::allocate(fixed_bytes + partial_bytes);
 }
 
+// OpenMP's default as the process started: OMP_NUM_THREADS when set, else every processor the
+// process may run on. Not omp_get_max_threads(): a host library may have lowered it for its own
+// pool (importing PyTorch sets it to its count of physical cores, 1 on a 2-vCPU machine).
+int default_num_threads() {
+  if (const char* text = std::getenv("OMP_NUM_THREADS")) {
+    char* end = nullptr;
+    const long threads = std::strtol(text, &end, 10);  // "4,2" (nested levels): the outer 4
+    if (end != text && threads > 0 && threads <= 4096) return static_cast<int>(threads);
+  }
+  return omp_get_num_procs();
+}
+
 }  // namespace
 
 CpuFlashBackend::CpuFlashBackend(CpuFlashOptions options) : options_(options) {
-  num_threads_ = options_.num_threads > 0 ? options_.num_threads : omp_get_max_threads();
+  num_threads_ = options_.num_threads > 0 ? options_.num_threads : default_num_threads();
   num_threads_ = std::max(1, num_threads_);
 }
 
