@@ -196,3 +196,28 @@ def test_a_bad_slot_raises_and_writes_nothing():
     with pytest.raises(attnrt.Error, match="token 1 has slot 16"):
         attnrt.write_kv(cache, key, key, torch.tensor([0, 16], dtype=torch.int64))
     assert float(cache.abs().sum()) == 0.0
+
+
+def test_calls_from_several_threads_run_without_the_gil_and_agree():
+    import threading
+
+    layer = LAYERS["gqa"]
+    generator = torch.Generator().manual_seed(21)
+    starts, lens, table, _ = random_batch(generator, 6, MAX_LEN, BLOCK_SIZE, NUM_BLOCKS)
+    cache = torch.zeros(NUM_BLOCKS, layer.num_kv_heads, BLOCK_SIZE, layer.content)
+    fill_history(cache, layer, table, lens, generator)
+    query = torch.randn(int(starts[-1]), layer.num_heads, layer.head_size, generator=generator)
+    args = dict(block_table=table, seq_lens=lens, query_start_loc=starts, **kernel_kwargs(layer))
+    expected = attnrt.paged_attention(query, cache, **args)
+    results = [[] for _ in range(3)]
+
+    def work(index):
+        for _ in range(20):
+            results[index].append(attnrt.paged_attention(query, cache, **args))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(torch.equal(out, expected) for outs in results for out in outs)
