@@ -70,6 +70,12 @@ void write_kv(py::handle kv_cache, py::handle key, py::handle value, py::handle 
   if (value_tensor.defined()) {
     call.value = activation_rows(value_tensor, "value", call.value_scratch, /*load=*/true);
   }
+  if (!value_tensor.defined() && call.key.num_heads != 1) {
+    throw Error(
+        fmt::format("value: None means an MLA latent in `key`, which has 1 KV head, but "
+                    "key has {}; pass the value rows",
+                    call.key.num_heads));
+  }
   call.shape.num_kv_heads = call.key.num_heads;
   call.shape.num_heads = call.key.num_heads;
   call.shape.head_size = call.key.head_size;

@@ -190,6 +190,12 @@ def test_attnrt_error_is_a_value_error():
     assert issubclass(attnrt.Error, ValueError)
 
 
+def test_write_kv_without_value_is_only_for_an_mla_latent():
+    cache = torch.zeros(4, 2, 4, 32)
+    with pytest.raises(attnrt.Error, match="value: None means an MLA latent"):
+        attnrt.write_kv(cache, torch.ones(2, 2, 16), None, torch.tensor([0, 1]))
+
+
 def test_a_bad_slot_raises_and_writes_nothing():
     cache = torch.zeros(4, 2, 4, 32)
     key = torch.ones(2, 2, 16)
