@@ -54,12 +54,15 @@ std::vector<AttentionBenchCase> decode_cases(bool quick) {
 std::vector<AttentionBenchCase> prefill_cases(bool quick) {
   if (quick) {
     return {{BenchKind::prefill, 1, 2048, 128, 32, 8, DType::bf16},
-            {BenchKind::prefill, 1, 1024, 256, 32, 8, DType::bf16}};
+            {BenchKind::prefill, 1, 1024, 256, 32, 8, DType::bf16},
+            {BenchKind::prefill, 1, 2048, 128, 32, 8, DType::f16}};
   }
   std::vector<AttentionBenchCase> cases;
-  for (int head_size : {128, 256}) {
-    for (int tokens : {512, 1024, 2048, 4096}) {
-      cases.push_back({BenchKind::prefill, 1, tokens, head_size, 32, 8, DType::bf16});
+  for (DType dtype : {DType::bf16, DType::f16}) {
+    for (int head_size : {128, 256}) {
+      for (int tokens : {512, 1024, 2048, 4096}) {
+        cases.push_back({BenchKind::prefill, 1, tokens, head_size, 32, 8, dtype});
+      }
     }
   }
   return cases;
@@ -88,7 +91,8 @@ std::vector<AttentionBenchResult> run_cases(const std::vector<AttentionBenchCase
         std::cerr << fmt::format("\r  case {}/{} ...", i + 1, cases.size()) << std::flush;
       }
       if (cases[i].kind == BenchKind::decode) {
-        results[i] = measure_decode_case(cases[i], arena, hot, flash, probe, threads);
+        results[i] = measure_decode_case(cases[i], arena, hot, flash, probe, threads,
+                                         limits.fma_peak_gflops);
         const AttentionBenchCase& c = cases[i];
         const auto kernel = std::make_tuple(c.num_q_heads, c.num_kv_heads, c.head_size);
         if (!warm_rates.contains(kernel)) {
@@ -127,25 +131,30 @@ void print_table(const std::vector<AttentionBenchResult>& results, const Machine
       "iterations; ratio: median over {} rounds of (case rate / probe pass just before it); "
       "paged: the same against a pass that only reads {}-token pages, {} in lockstep row by row, "
       "as the kernels do; compute: the same kernel on one request of {} keys that stays in "
-      "cache (its arithmetic's ceiling), over the limit\n"
+      "cache (its arithmetic's ceiling), over the limit; roofline: the lower of the DRAM probe "
+      "and the FMA peak over the case's FLOP per KV byte (2·q/kv per element, halved for bf16 "
+      "dot products), /roof the rate over it, paired round by round\n"
       "prefill: causal FLOP/s (4·q·k·d per head, halved), ratio to FMA peak\n\n",
       kDecodeRounds, kBenchBlockSize, kBenchPagedReadWays, kWarmContext);
   fmt::print(
-      "{:<8} {:>5} {:>7} {:>4} {:>6} {:<9} {:>15} {:>15} {:>6} {:>6} {:>7} {:>8} {:>7} {:>9}\n",
-      "kind", "batch", "ctx/tok", "head", "q/kv", "kv dtype", "rate", "limit", "ratio", "paged",
-      "compute", "vs ref", "layers", "MiB/iter");
+      "{:<8} {:>5} {:>7} {:>4} {:>6} {:<9} {:>15} {:>15} {:>6} {:>12} {:>6} {:>6} {:>7} {:>8} "
+      "{:>7} {:>9}\n",
+      "kind", "batch", "ctx/tok", "head", "q/kv", "kv dtype", "rate", "limit", "ratio", "roofline",
+      "/roof", "paged", "compute", "vs ref", "layers", "MiB/iter");
   for (const AttentionBenchResult& r : results) {
     const AttentionBenchCase& c = r.bench_case;
     const bool decode = c.kind == BenchKind::decode;
     const std::string paged = decode ? fmt::format("{:.2f}", r.ratio_to_paged_read) : "-";
     const std::string compute = decode ? fmt::format("{:.2f}", r.warm_rate / r.limit) : "-";
+    const std::string roof = decode ? fmt::format("{:.1f} GB/s", r.roofline) : "-";
+    const std::string to_roof = decode ? fmt::format("{:.2f}", r.ratio_to_roofline) : "-";
     fmt::print(
-        "{:<8} {:>5} {:>7} {:>4} {:>6} {:<9} {:>15} {:>15} {:>6.2f} {:>6} {:>7} {:>7.0f}x {:>7} "
-        "{:>9.0f}\n",
+        "{:<8} {:>5} {:>7} {:>4} {:>6} {:<9} {:>15} {:>15} {:>6.2f} {:>12} {:>6} {:>6} {:>7} "
+        "{:>7.0f}x {:>7} {:>9.0f}\n",
         kind_name(c.kind), c.batch, c.length, c.head_size,
         fmt::format("{}/{}", c.num_q_heads, c.num_kv_heads), dtype_name(c.kv_dtype),
-        rate_text(r.bench_case, r.rate), rate_text(r.bench_case, r.limit), r.ratio, paged, compute,
-        r.rate / r.reference_rate, r.layers, r.bytes_per_iteration / (1 << 20));
+        rate_text(r.bench_case, r.rate), rate_text(r.bench_case, r.limit), r.ratio, roof, to_roof,
+        paged, compute, r.rate / r.reference_rate, r.layers, r.bytes_per_iteration / (1 << 20));
   }
   fmt::print(
       "\nvs ref: CPU_REFERENCE (single-threaded oracle) timed on one request of at most 1024 "
@@ -174,6 +183,9 @@ nlohmann::json to_json(const std::vector<AttentionBenchResult>& results,
       item["paged_read_gbps"] = r.paged_read;
       item["ratio_to_paged_read"] = r.ratio_to_paged_read;
       item["warm_gbps"] = r.warm_rate;
+      item["flop_per_byte"] = r.flop_per_byte;
+      item["roofline_gbps"] = r.roofline;
+      item["ratio_to_roofline"] = r.ratio_to_roofline;
       item["layers"] = r.layers;
       item["bytes_per_iteration"] = r.bytes_per_iteration;
     }

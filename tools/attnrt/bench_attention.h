@@ -52,7 +52,18 @@ struct AttentionBenchResult {
   // Decode only: the case's kernel (same heads, head size and dtype) on a cache small enough to
   // stay in L2/L3, in GB/s: what its arithmetic allows with no DRAM read at all.
   double warm_rate = 0.0;
+  // Decode only: the case's own roofline, the lower of the DRAM read probe and the FMA peak over
+  // its arithmetic per KV byte (decode_flop_per_byte), with the case's rate over it, paired round
+  // by round like `ratio`.
+  double flop_per_byte = 0.0;
+  double roofline = 0.0;
+  double ratio_to_roofline = 0.0;
 };
+
+// The arithmetic a decode case does per KV byte it reads, in FMA-peak FLOPs: each K and V element
+// meets Hq/Hkv query rows, one f32 multiply-add (2 FLOPs) each, so 2·(Hq/Hkv) / element bytes;
+// half that when bf16 dot products (two multiply-adds per lane and instruction) do the work.
+double decode_flop_per_byte(const AttentionBenchCase& bench_case, bool bf16_dot_products);
 
 // The cases of a full run, or of --quick.
 std::vector<AttentionBenchCase> attention_bench_cases(bool quick);

@@ -12,6 +12,7 @@
 
 #include "attnrt/backends/cpu_reference/cpu_reference_backend.h"
 #include "attnrt/kv/kv_cache_views.h"
+#include "backends/cpu_flash/simd_targets.h"
 #include "core/fail.h"
 
 namespace attnrt::cli {
@@ -303,9 +304,16 @@ double measure_warm_rate(const AttentionBenchCase& c, const KVArena& arena,
   return median_rate(fixture, warm);
 }
 
+double decode_flop_per_byte(const AttentionBenchCase& c, bool bf16_dot_products) {
+  const double per_element = 2.0 * c.num_q_heads / c.num_kv_heads;
+  const double per_byte = per_element / static_cast<double>(dtype_size(c.kv_dtype));
+  return bf16_dot_products && c.kv_dtype == DType::bf16 ? per_byte / 2 : per_byte;
+}
+
 AttentionBenchResult measure_decode_case(const AttentionBenchCase& c, const KVArena& arena,
                                          bool hot, const CpuFlashBackend& flash,
-                                         const DramReadProbe& probe, int threads) {
+                                         const DramReadProbe& probe, int threads,
+                                         double fma_peak_gflops) {
   AttentionBenchFixture fixture(c, arena, hot, flash);
   AttentionBenchResult result{c};
   result.layers = fixture.layers();
@@ -316,7 +324,12 @@ AttentionBenchResult measure_decode_case(const AttentionBenchCase& c, const KVAr
   std::vector<double> ratios;
   std::vector<double> paged_reads;
   std::vector<double> paged_ratios;
+  std::vector<double> roofs;
+  std::vector<double> roof_ratios;
   const PagedReadOrder order = paged_read_order(c);
+  result.flop_per_byte =
+      decode_flop_per_byte(c, flash.options().bf16_dot_products && cpu_flash_bf16_dot_products());
+  const double compute_roof = fma_peak_gflops / result.flop_per_byte;
   for (int round = 0; round < kDecodeRounds; ++round) {
     paged_reads.push_back(probe.measure_paged(order, threads, 1));
     limits.push_back(probe.measure(threads, 1));
@@ -329,12 +342,16 @@ AttentionBenchResult measure_decode_case(const AttentionBenchCase& c, const KVAr
     rates.push_back(fixture.work_per_iteration() * iterations / seconds / 1e9);
     ratios.push_back(rates.back() / limits.back());
     paged_ratios.push_back(rates.back() / paged_reads.back());
+    roofs.push_back(std::min(limits.back(), compute_roof));
+    roof_ratios.push_back(rates.back() / roofs.back());
   }
   result.rate = median_of(rates);
   result.limit = median_of(limits);
   result.ratio = median_of(ratios);
   result.paged_read = median_of(paged_reads);
   result.ratio_to_paged_read = median_of(paged_ratios);
+  result.roofline = median_of(roofs);
+  result.ratio_to_roofline = median_of(roof_ratios);
   result.reference_rate = fixture.reference_rate() / 1e9;
   return result;
 }

@@ -91,8 +91,10 @@ double measure_warm_rate(const AttentionBenchCase& bench_case, const KVArena& ar
 // medians over the rounds (the ratio paired round by round).
 inline constexpr int kDecodeRounds = 7;
 inline constexpr double kRoundSeconds = 0.02;
+// `fma_peak_gflops` (the run's FMA probe) gives the case's compute roof, for its roofline.
 AttentionBenchResult measure_decode_case(const AttentionBenchCase& bench_case, const KVArena& arena,
                                          bool hot, const CpuFlashBackend& flash,
-                                         const DramReadProbe& probe, int threads);
+                                         const DramReadProbe& probe, int threads,
+                                         double fma_peak_gflops);
 
 }  // namespace attnrt::cli
