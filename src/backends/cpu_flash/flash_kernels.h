@@ -9,8 +9,13 @@
 
 namespace attnrt::cpu_flash {
 
-// Runs every item of `task`, then merges its key splits.
+// Runs every item of `task`, then merges its key splits, with the kernel of the cache's dtype.
 void run_forward(const ForwardTask& task);
+// The kernel of one cache dtype (flash_forward_<dtype>.cc).
+void run_forward_f32(const ForwardTask& task);
+void run_forward_f16(const ForwardTask& task);
+void run_forward_bf16(const ForwardTask& task);
+void run_forward_fp8(const ForwardTask& task);
 // True when the dispatched target has the AVX512-BF16 path and the CPU runs it.
 bool bf16_dot_products_available();
 

@@ -20,7 +20,8 @@
 HWY_BEFORE_NAMESPACE();
 namespace attnrt::cpu_flash::HWY_NAMESPACE {
 
-HWY_NOINLINE void MergeSplits(const ForwardTask& task, const Item& item) {
+// inline: each cache dtype's translation unit has its copy (the same code, one per target).
+inline HWY_NOINLINE void MergeSplits(const ForwardTask& task, const Item& item) {
   const DF df;
   const int lanes = static_cast<int>(hn::Lanes(df));
   const int value_size = task.cache.value_size;
