@@ -20,7 +20,7 @@ HWY_BEFORE_NAMESPACE();
 namespace attnrt::cpu_flash::HWY_NAMESPACE {
 
 // Register blocking: kTileA broadcast operands × kTileV row vectors of accumulators.
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_NEON
+#if ATTNRT_AVX512_TARGET || HWY_TARGET == HWY_NEON
 inline constexpr int kTileA = 4;
 #else
 inline constexpr int kTileA = 2;

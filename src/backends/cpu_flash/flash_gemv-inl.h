@@ -228,7 +228,7 @@ HWY_NOINLINE void GemvItemRows(const ForwardTask& task, const Item& item, float*
         AddValuesF32<T>{cache.value_size});
     return FinishGemvItem(task, item, rows, o);
   }
-#if HWY_TARGET == HWY_AVX3
+#if ATTNRT_AVX512_TARGET
   // R >= 3 on AVX-512: each head's rows again, as rotations (after the row-major copies).
   constexpr bool kRotated = R >= 3;
   constexpr int kRotatedRows = 4 * ((R + 3) / 4);
@@ -241,7 +241,7 @@ HWY_NOINLINE void GemvItemRows(const ForwardTask& task, const Item& item, float*
     }
   }
 #endif
-#if HWY_TARGET == HWY_AVX3
+#if ATTNRT_AVX512_TARGET
   // Four rows that all see the same keys (a 4:1 GQA decode token) stream too.
   if constexpr (R == 4) {
     if (rotated && cache.value_size % (2 * kLanes) == 0 && rows_share_keys(rows)) {
@@ -269,7 +269,7 @@ HWY_NOINLINE void GemvItemRows(const ForwardTask& task, const Item& item, float*
     ChunkValues<T, R>(head_scores, head.alpha, count, tokens, cache.value_offset, cache.value_size,
                       o + h * R * cache.value_size);
   };
-#if HWY_TARGET == HWY_AVX3
+#if ATTNRT_AVX512_TARGET
   if (rotated) {
     ForEachChunk<4>(
         task, item, rows, scores,

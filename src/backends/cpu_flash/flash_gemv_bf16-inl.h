@@ -15,14 +15,14 @@
 #include "flash_gemv_bf16_rows_stream-inl.h"
 #include "flash_gemv_bf16_scores-inl.h"
 
-#if HWY_TARGET == HWY_AVX3
+#if ATTNRT_AVX512_TARGET
 #include <immintrin.h>
 #endif
 
 HWY_BEFORE_NAMESPACE();
 namespace attnrt::cpu_flash::HWY_NAMESPACE {
 
-#if HWY_TARGET == HWY_AVX3
+#if ATTNRT_AVX512_TARGET
 inline constexpr bool kHasBf16Dot = true;
 
 // Softmax weights of the chunk as bf16 pairs (key 2t low, key 2t+1 high), kPairs per row; keys
@@ -253,7 +253,7 @@ HWY_INLINE bool UsesBf16Dot(const ForwardTask&) {
 }
 template <int R>
 HWY_INLINE void GemvRowsBf16(const ForwardTask&, const Item&, float*) {}
-#endif  // HWY_TARGET == HWY_AVX3
+#endif  // ATTNRT_AVX512_TARGET
 
 // The GEMV path of a bf16 cache: dot products where the CPU has them, f32 FMAs otherwise.
 HWY_INLINE void GemvItemBf16Cache(const ForwardTask& task, const Item& item, float* scratch) {

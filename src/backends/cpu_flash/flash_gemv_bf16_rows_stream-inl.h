@@ -14,14 +14,14 @@
 #include "flash_gemv_rows_stream-inl.h"
 #include "flash_simd-inl.h"
 
-#if HWY_TARGET == HWY_AVX3
+#if ATTNRT_AVX512_TARGET
 #include <immintrin.h>
 #endif
 
 HWY_BEFORE_NAMESPACE();
 namespace attnrt::cpu_flash::HWY_NAMESPACE {
 
-#if HWY_TARGET == HWY_AVX3
+#if ATTNRT_AVX512_TARGET
 
 // o_r[...] += Σ_g Σ_b p_g[r][b] · v_gb[...] for the 4 rows and kRowStreamGroups groups of 4
 // keys, in the pair-interleaved order of AddValuesBf16 (UnpermuteRows undoes it): keys (0, 1)
@@ -85,7 +85,7 @@ ATTNRT_BF16_DOT inline void AddValuesFourRowsBf16::operator()(const VF (&p)[kRow
   }
 }
 
-#endif  // HWY_TARGET == HWY_AVX3
+#endif  // ATTNRT_AVX512_TARGET
 
 }  // namespace attnrt::cpu_flash::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

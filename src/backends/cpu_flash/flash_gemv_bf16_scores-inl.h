@@ -17,14 +17,14 @@
 #include "flash_simd-inl.h"
 #include "flash_types.h"
 
-#if HWY_TARGET == HWY_AVX3
+#if ATTNRT_AVX512_TARGET
 #include <immintrin.h>
 #endif
 
 HWY_BEFORE_NAMESPACE();
 namespace attnrt::cpu_flash::HWY_NAMESPACE {
 
-#if HWY_TARGET == HWY_AVX3
+#if ATTNRT_AVX512_TARGET
 // Functions that use vdpbf16ps (the Highway AVX3 target does not enable AVX512-BF16); the GEMV
 // bf16 header undefines it after its last use.
 #define ATTNRT_BF16_DOT __attribute__((target("avx512bf16")))
@@ -166,7 +166,7 @@ ATTNRT_BF16_DOT HWY_INLINE void ChunkScoresByFour(const std::uint16_t* rotated, 
   }
 }
 
-#endif  // HWY_TARGET == HWY_AVX3
+#endif  // ATTNRT_AVX512_TARGET
 
 }  // namespace attnrt::cpu_flash::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

@@ -23,14 +23,14 @@
 #include "flash_simd-inl.h"
 #include "flash_types.h"
 
-#if HWY_TARGET == HWY_AVX3
+#if ATTNRT_AVX512_TARGET
 #include <immintrin.h>
 #endif
 
 HWY_BEFORE_NAMESPACE();
 namespace attnrt::cpu_flash::HWY_NAMESPACE {
 
-#if HWY_TARGET == HWY_AVX3
+#if ATTNRT_AVX512_TARGET
 
 // 4-key groups a step of the four-row stream takes per head (one token row of four pages each):
 // two halve the O loads and stores per key and give the step two independent score chains.
@@ -231,7 +231,7 @@ struct AddValuesFourRowsF32 {
   }
 };
 
-#endif  // HWY_TARGET == HWY_AVX3
+#endif  // ATTNRT_AVX512_TARGET
 
 }  // namespace attnrt::cpu_flash::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

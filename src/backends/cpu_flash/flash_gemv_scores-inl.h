@@ -15,7 +15,7 @@
 #include "flash_simd-inl.h"
 #include "flash_types.h"
 
-#if HWY_TARGET == HWY_AVX3
+#if ATTNRT_AVX512_TARGET
 #include <immintrin.h>
 #endif
 
@@ -23,7 +23,7 @@ HWY_BEFORE_NAMESPACE();
 namespace attnrt::cpu_flash::HWY_NAMESPACE {
 
 // Accumulator registers a GEMV tile may use (32 vector registers on AVX-512 and NEON, 16 else).
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_NEON
+#if ATTNRT_AVX512_TARGET || HWY_TARGET == HWY_NEON
 inline constexpr int kGemvAccumulators = 16;
 inline constexpr int kMaxValueVectors = 8;
 #else
@@ -83,7 +83,7 @@ HWY_INLINE VF TransposeSumOf(DF df, VF* v) {
 #endif
 }
 
-#if HWY_TARGET == HWY_AVX3
+#if ATTNRT_AVX512_TARGET
 // Block r of every input k_b holds 4 partial sums of row r; lane b of block r of the result is
 // row r · key b.
 HWY_INLINE __m512 FourByFour(__m512 k0, __m512 k1, __m512 k2, __m512 k3) {
@@ -99,7 +99,7 @@ HWY_INLINE __m512 FourByFour(__m512 k0, __m512 k1, __m512 k2, __m512 k3) {
 // TransposeSumOf<4>, but on AVX-512 FourByFour's in-block unpacks and two block swaps, which are
 // shorter than its four levels of two-source permutes (the stream path waits on this every step).
 HWY_INLINE VF SumsOfFour(DF df, VF* v) {
-#if HWY_TARGET == HWY_AVX3
+#if ATTNRT_AVX512_TARGET
   (void)df;
   __m512 sums = FourByFour(v[0].raw, v[1].raw, v[2].raw, v[3].raw);
   sums = _mm512_add_ps(sums, _mm512_shuffle_f32x4(sums, sums, 0x4E));
@@ -186,7 +186,7 @@ HWY_INLINE void ChunkScores(const float* queries, int key_size, const std::byte*
   }
 }
 
-#if HWY_TARGET == HWY_AVX3
+#if ATTNRT_AVX512_TARGET
 // AVX-512 scores for groups of 4 rows without horizontal sums per key: lane block j (4 floats)
 // of rotation s holds row (j + s) % 4, so accumulator s sums row (j + s) % 4 in block j.
 // RowsInBlocks rotates them back (block r = row r) and FourByFour folds 4 keys × 4 rows
@@ -265,7 +265,7 @@ HWY_INLINE void ChunkScoresByFourF32(const float* rotated, int key_size,
     }
   }
 }
-#endif  // HWY_TARGET == HWY_AVX3
+#endif  // ATTNRT_AVX512_TARGET
 
 }  // namespace attnrt::cpu_flash::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

@@ -119,7 +119,7 @@ HWY_INLINE VF Exp2(DF df, VF x) {
       hn::MulAdd(hn::Set(df, 1.5252733804059841e-05f), f, hn::Set(df, 1.5403530393381609e-04f));
   const VF f4 = hn::Mul(f2, f2);
   const VF p = hn::MulAdd(hn::MulAdd(a3, f2, a2), f4, hn::MulAdd(a1, f2, a0));
-#if HWY_TARGET == HWY_AVX3
+#if ATTNRT_AVX512_TARGET
   // vscalefps: p · 2^n in one instruction instead of building the exponent bits.
   return hn::IfThenZeroElse(underflow, VF{_mm512_scalef_ps(p.raw, n.raw)});
 #else

@@ -44,8 +44,7 @@ void StoreBf16(const float* HWY_RESTRICT src, int n, std::uint16_t* HWY_RESTRICT
 
 void StoreF16(const float* HWY_RESTRICT src, int n, std::uint16_t* HWY_RESTRICT dst) {
   int i = 0;
-#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || \
-    HWY_TARGET == HWY_NEON
+#if HWY_TARGET == HWY_AVX2 || ATTNRT_AVX512_TARGET || HWY_TARGET == HWY_NEON
   // Hardware conversion (F16C / NEON): IEEE round-to-nearest-even, like float_to_f16_bits.
   const hn::ScalableTag<float> df;
   const hn::Rebind<hwy::float16_t, decltype(df)> dh;
