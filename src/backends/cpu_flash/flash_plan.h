@@ -13,10 +13,11 @@
 
 namespace attnrt::cpu_flash {
 
+// Built for each call from CpuFlashOptions, where the defaults live.
 struct PlanPolicy {
   int num_threads = 1;
-  int min_split_keys = 512;
-  int max_splits = 32;
+  int min_split_keys = 0;
+  int max_splits = 1;
   std::int64_t partial_floats = 0;  // room for split partials
 };
 

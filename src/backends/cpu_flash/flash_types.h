@@ -9,6 +9,7 @@
 #include <span>
 
 #include "attnrt/attention/attention_backend.h"
+#include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
 
 namespace attnrt::cpu_flash {
 
@@ -26,7 +27,7 @@ inline constexpr int kGemvChunk = 64;
 inline constexpr int kGemvChunkWays = 4;
 // Split boundaries are multiples of this many keys; a request has at most kMaxSplits splits.
 inline constexpr int kSplitAlign = 16;
-inline constexpr int kMaxSplits = 64;
+inline constexpr int kMaxSplits = CpuFlashOptions::kMaxSplits;
 
 // One layer's cache view [kernel blocks, head slots, states, content] as byte strides.
 struct CacheView {

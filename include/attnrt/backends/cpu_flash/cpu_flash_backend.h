@@ -15,10 +15,12 @@
 
 namespace attnrt {
 
+// The one set of CPU_FLASH defaults: each call's work plan takes its policy from these.
 struct CpuFlashOptions {
+  static constexpr int kMaxSplits = 64;  // what the merge step combines; max_splits is capped to it
   int num_threads = 0;       // 0: OMP_NUM_THREADS if set, else every processor the process may use
   int min_split_keys = 256;  // a key split covers at least this many keys
-  int max_splits = 32;       // key splits per request at most
+  int max_splits = 32;       // key splits per request at most (<= kMaxSplits)
   std::size_t partial_bytes = 16u << 20;  // workspace for split partial results
   // bf16 caches on CPUs with AVX512-BF16: dot products on bf16-rounded queries and softmax
   // weights (twice the MACs per instruction). false keeps every product in f32.
