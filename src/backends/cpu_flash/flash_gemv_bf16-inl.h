@@ -132,7 +132,7 @@ struct AddValuesBf16 {
   }
 };
 
-// Flattened: the stream paths (compiled for the AVX3 target alone) call back into lambdas and
+// Flattened: the stream paths (compiled for the AVX-512 targets alone) call back into lambdas and
 // functors of this AVX512-BF16 function, which GCC will not inline into them by itself. A call
 // per 4-key score spilled every live vector register around it (32/8 heads, warm: +4-5 %).
 template <int R>

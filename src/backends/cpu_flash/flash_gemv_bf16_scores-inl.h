@@ -25,8 +25,8 @@ HWY_BEFORE_NAMESPACE();
 namespace attnrt::cpu_flash::HWY_NAMESPACE {
 
 #if ATTNRT_AVX512_TARGET
-// Functions that use vdpbf16ps (the Highway AVX3 target does not enable AVX512-BF16); the GEMV
-// bf16 header undefines it after its last use.
+// Functions that use vdpbf16ps (Highway's AVX3 and AVX3_DL targets do not enable AVX512-BF16); the
+// GEMV bf16 header undefines it after its last use.
 #define ATTNRT_BF16_DOT __attribute__((target("avx512bf16")))
 
 // Query rows × scale, rounded to bf16 (ties to even).
