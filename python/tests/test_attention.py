@@ -39,12 +39,21 @@ def kernel_kwargs(layer: Layer) -> dict:
     return kwargs
 
 
-def run_case(layer: Layer, cache_dtype, act_dtype, backend: str, seed: int):
+def cached_batch(layer: Layer, seed: int, num_reqs: int, cache_dtype=torch.float32):
+    """A random mixed batch and a cache holding every request's history, written through torch.
+    Returns (generator, query_start_loc, seq_lens, block_table, slot_mapping, cache); the
+    generator continues the same stream for the caller's query rows."""
     generator = torch.Generator().manual_seed(seed)
-    starts, lens, table, _ = random_batch(generator, 7, MAX_LEN, BLOCK_SIZE, NUM_BLOCKS)
+    starts, lens, table, slots = random_batch(generator, num_reqs, MAX_LEN, BLOCK_SIZE,
+                                              NUM_BLOCKS)
     cache = torch.zeros(NUM_BLOCKS, layer.num_kv_heads, BLOCK_SIZE, layer.content,
                         dtype=cache_dtype)
     fill_history(cache, layer, table, lens, generator)
+    return generator, starts, lens, table, slots, cache
+
+
+def run_case(layer: Layer, cache_dtype, act_dtype, backend: str, seed: int):
+    generator, starts, lens, table, _, cache = cached_batch(layer, seed, 7, cache_dtype)
     num_tokens = int(starts[-1])
     query = torch.randn(num_tokens + 2, layer.num_heads, layer.head_size,  # 2 padding rows
                         generator=generator).to(act_dtype)
@@ -75,10 +84,7 @@ def test_float32_cache_with_reduced_precision_activations(act_dtype):
 
 def test_nhd_layout_reads_the_same_cache_transposed():
     layer = LAYERS["gqa"]
-    generator = torch.Generator().manual_seed(11)
-    starts, lens, table, _ = random_batch(generator, 5, MAX_LEN, BLOCK_SIZE, NUM_BLOCKS)
-    hnd = torch.zeros(NUM_BLOCKS, layer.num_kv_heads, BLOCK_SIZE, layer.content)
-    fill_history(hnd, layer, table, lens, generator)
+    generator, starts, lens, table, _, hnd = cached_batch(layer, 11, 5)
     nhd = hnd.transpose(1, 2).contiguous()  # [blocks, block_size, heads, content]
     query = torch.randn(int(starts[-1]), layer.num_heads, layer.head_size, generator=generator)
     args = dict(block_table=table, seq_lens=lens, query_start_loc=starts, **kernel_kwargs(layer))
@@ -89,10 +95,7 @@ def test_nhd_layout_reads_the_same_cache_transposed():
 
 def test_strided_query_rows_are_read_in_place_and_out_is_written_in_place():
     layer = LAYERS["gqa"]
-    generator = torch.Generator().manual_seed(5)
-    starts, lens, table, _ = random_batch(generator, 4, MAX_LEN, BLOCK_SIZE, NUM_BLOCKS)
-    cache = torch.zeros(NUM_BLOCKS, layer.num_kv_heads, BLOCK_SIZE, layer.content)
-    fill_history(cache, layer, table, lens, generator)
+    generator, starts, lens, table, _, cache = cached_batch(layer, 5, 4)
     qkv = torch.randn(int(starts[-1]), 3, layer.num_heads, layer.head_size, generator=generator)
     query = qkv[:, 0]  # token stride 3 * heads * d: not contiguous, but rows are
     out = torch.full((int(starts[-1]), layer.num_heads, layer.head_size_v), 9.0)
@@ -105,10 +108,7 @@ def test_strided_query_rows_are_read_in_place_and_out_is_written_in_place():
 
 def test_numpy_arrays_work_as_well():
     layer = LAYERS["mha"]
-    generator = torch.Generator().manual_seed(8)
-    starts, lens, table, _ = random_batch(generator, 3, MAX_LEN, BLOCK_SIZE, NUM_BLOCKS)
-    cache = torch.zeros(NUM_BLOCKS, layer.num_kv_heads, BLOCK_SIZE, layer.content)
-    fill_history(cache, layer, table, lens, generator)
+    generator, starts, lens, table, _, cache = cached_batch(layer, 8, 3)
     query = torch.randn(int(starts[-1]), layer.num_heads, layer.head_size, generator=generator)
     out = attnrt.paged_attention(query.numpy(), cache.numpy(), block_table=table.numpy(),
                                  seq_lens=lens.numpy(), query_start_loc=starts.numpy(),
@@ -138,10 +138,7 @@ def test_write_kv_stores_rounded_rows_at_their_slots(dtype):
 
 def test_write_kv_then_attention_through_the_same_cache():
     layer = LAYERS["mla"]
-    generator = torch.Generator().manual_seed(2)
-    starts, lens, table, slots = random_batch(generator, 4, MAX_LEN, BLOCK_SIZE, NUM_BLOCKS)
-    cache = torch.zeros(NUM_BLOCKS, 1, BLOCK_SIZE, layer.content, dtype=torch.bfloat16)
-    fill_history(cache, layer, table, lens, generator)
+    generator, starts, lens, table, slots, cache = cached_batch(layer, 2, 4, torch.bfloat16)
     latent = torch.randn(int(starts[-1]), 1, layer.head_size, generator=generator)
     attnrt.write_kv(cache, latent, None, slots)  # this step's tokens overwrite their slots
     query = torch.randn(int(starts[-1]), layer.num_heads, layer.head_size, generator=generator)
@@ -208,10 +205,7 @@ def test_calls_from_several_threads_run_without_the_gil_and_agree():
     import threading
 
     layer = LAYERS["gqa"]
-    generator = torch.Generator().manual_seed(21)
-    starts, lens, table, _ = random_batch(generator, 6, MAX_LEN, BLOCK_SIZE, NUM_BLOCKS)
-    cache = torch.zeros(NUM_BLOCKS, layer.num_kv_heads, BLOCK_SIZE, layer.content)
-    fill_history(cache, layer, table, lens, generator)
+    generator, starts, lens, table, _, cache = cached_batch(layer, 21, 6)
     query = torch.randn(int(starts[-1]), layer.num_heads, layer.head_size, generator=generator)
     args = dict(block_table=table, seq_lens=lens, query_start_loc=starts, **kernel_kwargs(layer))
     expected = attnrt.paged_attention(query, cache, **args)
