@@ -14,6 +14,7 @@
 
 #include "flash_rows.h"
 #include "flash_simd-inl.h"
+#include "flash_softmax-inl.h"
 #include "flash_types.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -124,8 +125,8 @@ HWY_INLINE void PackKeyTile(const ForwardTask& task, const Request& request, int
   }
 }
 
-// Online softmax of one score tile Sᵀ[count][rows] (already in log2 units): masks, updates the
-// running max and sum per row, leaves P = exp2(S - max) in place and the rescale α per row.
+// Online softmax of one score tile Sᵀ[count][rows] (already in log2 units), rows along lanes:
+// masks, raises each row's max and sum, leaves the weights P in place and α per row.
 HWY_INLINE void SoftmaxTile(const RowSet& rows, int first, int count, bool fully_visible,
                             float* HWY_RESTRICT scores, std::int64_t stride) {
   const DF df;
@@ -146,20 +147,18 @@ HWY_INLINE void SoftmaxTile(const RowSet& rows, int first, int count, bool fully
       }
       tile_max = hn::Max(tile_max, x);
     }
-    const VF old_max = hn::Load(df, rows.max + offset);
-    const VF new_max = hn::Max(old_max, tile_max);
-    const VF base = hn::IfThenZeroElse(hn::Eq(new_max, neg_inf), new_max);
-    const VF alpha = Exp2(df, hn::Sub(old_max, base));
+    const SoftmaxRaise raise = RaiseMax(df, hn::Load(df, rows.max + offset), tile_max);
     VF sum = hn::Zero(df);
     for (int n = 0; n < count; ++n) {
       float* s = scores + n * stride + offset;
-      const VF p = Exp2(df, hn::Sub(hn::Load(df, s), base));
+      const VF p = SoftmaxWeights(df, hn::Load(df, s), raise.base);
       hn::Store(p, df, s);
       sum = hn::Add(sum, p);
     }
-    hn::Store(new_max, df, rows.max + offset);
-    hn::Store(hn::MulAdd(hn::Load(df, rows.sum + offset), alpha, sum), df, rows.sum + offset);
-    hn::Store(alpha, df, rows.alpha + offset);
+    hn::Store(raise.max, df, rows.max + offset);
+    hn::Store(RescaledSum(hn::Load(df, rows.sum + offset), raise.alpha, sum), df,
+              rows.sum + offset);
+    hn::Store(raise.alpha, df, rows.alpha + offset);
   }
 }
 
@@ -174,24 +173,6 @@ HWY_INLINE void PackQueryTransposed(const ForwardTask& task, const Item& item, c
     }
     const float* q = query_row(task, item, m);
     for (int i = 0; i < key_size; ++i) qt[i * rows.padded + m] = q[i] * task.scale_log2;
-  }
-}
-
-// Writes Oᵀ/sum into the output rows, or (O, max, sum) into the item's split partial.
-HWY_INLINE void FinishGemmItem(const ForwardTask& task, const Item& item, const RowSet& rows,
-                               const float* HWY_RESTRICT ot) {
-  const int value_size = task.cache.value_size;
-  for (int m = 0; m < rows.count; ++m) {
-    if (item.partial != nullptr) {
-      float* o = item.partial + m * value_size;
-      for (int j = 0; j < value_size; ++j) o[j] = ot[j * rows.padded + m];
-      item.partial[rows.count * value_size + m] = rows.max[m];
-      item.partial[rows.count * (value_size + 1) + m] = rows.sum[m];
-    } else {
-      float* out = output_row(task, item, m);
-      const float inverse = rows.sum[m] > 0.f ? 1.f / rows.sum[m] : 0.f;
-      for (int j = 0; j < value_size; ++j) out[j] = ot[j * rows.padded + m] * inverse;
-    }
   }
 }
 
@@ -224,7 +205,7 @@ HWY_NOINLINE void GemmItem(const ForwardTask& task, const Item& item, float* scr
     TileGemm<true>(v_tile, 1, v_stride, cache.value_size, scores, rows.padded, num_vectors, count,
                    ot, rows.padded, rows.alpha);
   }
-  FinishGemmItem(task, item, rows, ot);
+  FinishRows(task, item, rows, [&](int m, int j) { return ot[j * rows.padded + m]; });
 }
 
 }  // namespace attnrt::cpu_flash::HWY_NAMESPACE

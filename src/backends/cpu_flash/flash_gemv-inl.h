@@ -1,9 +1,8 @@
 // The GEMV path of CPU_FLASH, per Highway target: decode-like items with at most kGemvMaxRows
 // rows per KV head (query tokens × the heads of one GQA group), over one or more KV heads. Head
 // dimensions lie along SIMD lanes and K/V are converted in registers straight from the cache,
-// chunk by chunk, so each byte of the group's K/V is read once for all its rows. Items with one
-// row per KV head stream instead (flash_gemv_stream-inl.h), and so, on AVX-512, do items with
-// four rows per KV head that all see the same keys (flash_gemv_rows_stream-inl.h).
+// chunk by chunk, so each byte of the group's K/V is read once for all its rows. Which walk an
+// item takes (the chunk walk here, or a stream) is flash_dispatch-inl.h's table.
 
 #if defined(ATTNRT_CPU_FLASH_GEMV_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ATTNRT_CPU_FLASH_GEMV_INL_H_
@@ -15,19 +14,21 @@
 #include <algorithm>
 #include <limits>
 
+#include "flash_dispatch-inl.h"
 #include "flash_gemv_rows_stream-inl.h"
 #include "flash_gemv_scores-inl.h"
 #include "flash_gemv_stream-inl.h"
 #include "flash_rows.h"
 #include "flash_simd-inl.h"
+#include "flash_softmax-inl.h"
 #include "flash_types.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace attnrt::cpu_flash::HWY_NAMESPACE {
 
-// Online softmax over one chunk of keys [first, first + count) for R rows, vectorised across the
-// chunk's keys, with the rows interleaved so their reduction chains overlap; leaves
-// exp2(s - max) in `scores` and each row's rescale in rows.alpha.
+// Online softmax over one chunk of keys [first, first + count) for R rows, one row per scalar
+// state, vectorised across the chunk's keys, with the rows interleaved so that their reduction
+// chains overlap; leaves the weights in `scores` and each row's rescale in rows.alpha.
 template <int R>
 HWY_INLINE void ChunkSoftmax(const RowSet& rows, int first, int count, bool fully_visible,
                              float* HWY_RESTRICT scores) {
@@ -53,17 +54,18 @@ HWY_INLINE void ChunkSoftmax(const RowSet& rows, int first, int count, bool full
     }
     row_max[m] = hn::Max(hn::Set(df, rows.max[m]), hn::MaxOfLanes(df, tile_max));
   }
+  // The rows' old maxima and new bases, so that their rescales take one Exp2 per kLanes rows.
   constexpr int kPadded = kLanes * ((R + kLanes - 1) / kLanes);
   alignas(64) float old_max[kPadded] = {};
   alignas(64) float base[kPadded] = {};
   float chunk_sum[R];
   HWY_UNROLL(8)
   for (int m = 0; m < R; ++m) {
-    const VF b = hn::IfThenZeroElse(hn::Eq(row_max[m], neg_inf), row_max[m]);
+    const VF b = SoftmaxBase(df, row_max[m]);
     float* s = scores + m * kScoreStride;
     VF sum = hn::Zero(df);
     for (int n = 0; n < count; n += kLanes) {
-      const VF p = Exp2(df, hn::Sub(hn::Load(df, s + n), b));
+      const VF p = SoftmaxWeights(df, hn::Load(df, s + n), b);
       hn::Store(p, df, s + n);
       sum = hn::Add(sum, p);
     }
@@ -72,14 +74,14 @@ HWY_INLINE void ChunkSoftmax(const RowSet& rows, int first, int count, bool full
     rows.max[m] = hn::GetLane(row_max[m]);
     chunk_sum[m] = hn::GetLane(hn::SumOfLanes(df, sum));
   }
+  alignas(64) float alpha[kPadded];
   for (int m = 0; m < R; m += kLanes) {
-    const VF alpha = Exp2(df, hn::Sub(hn::Load(df, old_max + m), hn::Load(df, base + m)));
-    hn::Store(alpha, df, old_max + m);
+    hn::Store(SoftmaxRescale(df, hn::Load(df, old_max + m), hn::Load(df, base + m)), df, alpha + m);
   }
   HWY_UNROLL(8)
   for (int m = 0; m < R; ++m) {
-    rows.alpha[m] = old_max[m];  // now the rescale
-    rows.sum[m] = rows.sum[m] * old_max[m] + chunk_sum[m];
+    rows.alpha[m] = alpha[m];
+    rows.sum[m] = RescaledSum(rows.sum[m], alpha[m], chunk_sum[m]);
   }
 }
 
@@ -141,22 +143,11 @@ HWY_INLINE void ChunkValues(const float* probabilities, const float* alpha, int 
   }
 }
 
-// Writes O/sum to the output rows, or (O, max, sum) to the item's split partial.
+// Writes the rows (O row-major, value_size apart) to the output or the item's split partial.
 HWY_INLINE void FinishGemvItem(const ForwardTask& task, const Item& item, const RowSet& rows,
                                const float* HWY_RESTRICT o) {
   const int value_size = task.cache.value_size;
-  for (int m = 0; m < rows.count; ++m) {
-    const float* row = o + m * value_size;
-    if (item.partial != nullptr) {
-      std::copy(row, row + value_size, item.partial + m * value_size);
-      item.partial[rows.count * value_size + m] = rows.max[m];
-      item.partial[rows.count * (value_size + 1) + m] = rows.sum[m];
-    } else {
-      float* out = output_row(task, item, m);
-      const float inverse = rows.sum[m] > 0.f ? 1.f / rows.sum[m] : 0.f;
-      for (int j = 0; j < value_size; ++j) out[j] = row[j] * inverse;
-    }
-  }
+  FinishRows(task, item, rows, [&](int m, int j) { return o[m * value_size + j]; });
 }
 
 // Score rows per KV head in a chunk's score buffer: R, or R rounded up to groups of 4 (the
@@ -205,6 +196,7 @@ HWY_INLINE void ForEachChunk(const ForwardTask& task, const Item& item, const Ro
   }
 }
 
+// One item with R rows per KV head and f32 products, by the walk ChooseGemvWalk picks.
 template <typename T, int R>
 HWY_NOINLINE void GemvItemRows(const ForwardTask& task, const Item& item, float* scratch) {
   const CacheView& cache = task.cache;
@@ -219,47 +211,18 @@ HWY_NOINLINE void GemvItemRows(const ForwardTask& task, const Item& item, float*
       queries[m * cache.key_size + i] = q[i] * task.scale_log2;
   }
   std::fill(o, o + rows.count * cache.value_size, 0.f);
+  const GemvWalk walk = ChooseGemvWalk<R>(cache, rows, /*bf16_dot=*/false);
   if constexpr (R == 1 && kLanes >= kStreamKeys) {
-    StreamKeys<T, T>(
-        task, item, rows, o,
-        [&](int h, const T* const(&keys)[kStreamKeys]) {
-          return ScoreFourKeysOneRow<T>(queries + h * cache.key_size, cache.key_size, keys);
-        },
-        AddValuesF32<T>{cache.value_size});
-    return FinishGemvItem(task, item, rows, o);
-  }
-#if ATTNRT_AVX512_TARGET
-  // R >= 3 on AVX-512: each head's rows again, as rotations (after the row-major copies).
-  constexpr bool kRotated = R >= 3;
-  constexpr int kRotatedRows = 4 * ((R + 3) / 4);
-  const bool rotated = kRotated && cache.key_size % 16 == 0;
-  float* rotations = queries + rows.count * cache.key_size;
-  if (rotated) {
-    for (int h = 0; h < item.num_kv_heads; ++h) {
-      RotateRowsByFourF32<R>(queries + h * R * cache.key_size, cache.key_size,
-                             rotations + h * kRotatedRows * cache.key_size);
-    }
-  }
-#endif
-#if ATTNRT_AVX512_TARGET
-  // Four rows that all see the same keys (a 4:1 GQA decode token) stream too.
-  if constexpr (R == 4) {
-    if (rotated && cache.value_size % (2 * kLanes) == 0 && rows_share_keys(rows)) {
-      StreamFourRows(
+    if (walk == GemvWalk::stream_one_row) {
+      StreamKeys<T, T>(
           task, item, rows, o,
-          [&](int h, const std::byte* const(&tokens)[kStreamKeys]) {
-            const T* keys[kStreamKeys];
-            for (int k = 0; k < kStreamKeys; ++k) {
-              keys[k] = reinterpret_cast<const T*>(tokens[k]) + cache.key_offset;
-            }
-            return VF{
-                FourKeysFourRowsF32<T>(rotations + h * 4 * cache.key_size, cache.key_size, keys)};
+          [&](int h, const T* const(&keys)[kStreamKeys]) {
+            return ScoreFourKeysOneRow<T>(queries + h * cache.key_size, cache.key_size, keys);
           },
-          AddValuesFourRowsF32<T>{cache.value_offset, cache.value_size});
+          AddValuesF32<T>{cache.value_size});
       return FinishGemvItem(task, item, rows, o);
     }
   }
-#endif
   const auto values = [&](int h, int first, int count, const std::byte* const* tokens,
                           float* buffer) {
     const RowSet head = slice_rows(rows, h * R, R);
@@ -270,16 +233,39 @@ HWY_NOINLINE void GemvItemRows(const ForwardTask& task, const Item& item, float*
                       o + h * R * cache.value_size);
   };
 #if ATTNRT_AVX512_TARGET
-  if (rotated) {
-    ForEachChunk<4>(
-        task, item, rows, scores,
-        [&](int h, int n, int count, const std::byte* const* tokens, float* buffer) {
-          ChunkScoresByFourF32<T, R>(rotations + h * kRotatedRows * cache.key_size, cache.key_size,
-                                     tokens, cache.key_offset, count,
-                                     buffer + h * kScoreRows<R> * kScoreStride + n);
-        },
-        values);
-    return FinishGemvItem(task, item, rows, o);
+  if constexpr (R >= 3) {
+    if (walk == GemvWalk::stream_four_rows || walk == GemvWalk::chunks_by_four) {
+      // Each head's rows again, as rotations (after the row-major copies).
+      constexpr int kRotatedRows = 4 * ((R + 3) / 4);
+      float* rotations = queries + rows.count * cache.key_size;
+      for (int h = 0; h < item.num_kv_heads; ++h) {
+        RotateRowsByFourF32<R>(queries + h * R * cache.key_size, cache.key_size,
+                               rotations + h * kRotatedRows * cache.key_size);
+      }
+      if (walk == GemvWalk::stream_four_rows) {
+        StreamFourRows(
+            task, item, rows, o,
+            [&](int h, const std::byte* const(&tokens)[kStreamKeys]) {
+              const T* keys[kStreamKeys];
+              for (int k = 0; k < kStreamKeys; ++k) {
+                keys[k] = reinterpret_cast<const T*>(tokens[k]) + cache.key_offset;
+              }
+              return VF{
+                  FourKeysFourRowsF32<T>(rotations + h * 4 * cache.key_size, cache.key_size, keys)};
+            },
+            AddValuesFourRowsF32<T>{cache.value_offset, cache.value_size});
+        return FinishGemvItem(task, item, rows, o);
+      }
+      ForEachChunk<4>(
+          task, item, rows, scores,
+          [&](int h, int n, int count, const std::byte* const* tokens, float* buffer) {
+            ChunkScoresByFourF32<T, R>(rotations + h * kRotatedRows * cache.key_size,
+                                       cache.key_size, tokens, cache.key_offset, count,
+                                       buffer + h * kScoreRows<R> * kScoreStride + n);
+          },
+          values);
+      return FinishGemvItem(task, item, rows, o);
+    }
   }
 #endif
   ForEachChunk<kGemvKeyGroup<R>>(

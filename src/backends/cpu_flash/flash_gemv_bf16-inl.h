@@ -11,6 +11,7 @@
 #define ATTNRT_CPU_FLASH_GEMV_BF16_INL_H_
 #endif
 
+#include "flash_dispatch-inl.h"
 #include "flash_gemv-inl.h"
 #include "flash_gemv_bf16_rows_stream-inl.h"
 #include "flash_gemv_bf16_scores-inl.h"
@@ -23,8 +24,6 @@ HWY_BEFORE_NAMESPACE();
 namespace attnrt::cpu_flash::HWY_NAMESPACE {
 
 #if ATTNRT_AVX512_TARGET
-inline constexpr bool kHasBf16Dot = true;
-
 // Softmax weights of the chunk as bf16 pairs (key 2t low, key 2t+1 high), kPairs per row; keys
 // past the chunk's count have weight 0.
 inline constexpr int kPairs = kScoreStride / 2;
@@ -158,8 +157,8 @@ ATTNRT_BF16_DOT __attribute__((flatten)) HWY_NOINLINE void GemvItemBf16(const Fo
   }
   std::fill(o, o + rows.count * cache.value_size, 0.f);
   constexpr int kKeysPerBlock = kGemvKeyGroup<R>;
+  const GemvWalk walk = ChooseGemvWalk<R>(cache, rows, /*bf16_dot=*/true);
   if constexpr (R == 1) {
-    // One row per KV head streams (flash_gemv_stream-inl.h); O stays in plain order.
     StreamKeys<hwy::bfloat16_t, std::uint16_t>(
         task, item, rows, o,
         [&](int h, const std::uint16_t* const(&keys)[kStreamKeys]) {
@@ -170,8 +169,7 @@ ATTNRT_BF16_DOT __attribute__((flatten)) HWY_NOINLINE void GemvItemBf16(const Fo
     return FinishGemvItem(task, item, rows, o);
   }
   if constexpr (R == 4) {
-    // Four rows that all see the same keys (a 4:1 GQA decode token) stream too.
-    if (rows_share_keys(rows)) {
+    if (walk == GemvWalk::stream_four_rows) {
       StreamFourRows(
           task, item, rows, o,
           [&](int h, const std::byte* const(&tokens)[kStreamKeys]) {
@@ -206,7 +204,7 @@ ATTNRT_BF16_DOT __attribute__((flatten)) HWY_NOINLINE void GemvItemBf16(const Fo
     }
   };
   if constexpr (R >= 3) {
-    ForEachChunk<4>(
+    ForEachChunk<4>(  // GemvWalk::chunks_by_four
         task, item, rows, scores,
         [&](int h, int n, int count, const std::byte* const* tokens, float* buffer) {
           ChunkScoresByFour<R>(interleaved + h * kInterleavedRows * cache.key_size, cache.key_size,
@@ -236,21 +234,12 @@ ATTNRT_BF16_DOT __attribute__((flatten)) HWY_NOINLINE void GemvItemBf16(const Fo
   FinishGemvItem(task, item, rows, o);
 }
 
-// The bf16 dot-product path serves this item (bf16 cache, widths multiples of 32).
-HWY_INLINE bool UsesBf16Dot(const ForwardTask& task) {
-  return task.bf16_dot && task.cache.key_size % 32 == 0 && task.cache.value_size % 32 == 0;
-}
-
 template <int R>
 HWY_INLINE void GemvRowsBf16(const ForwardTask& task, const Item& item, float* scratch) {
   GemvItemBf16<R>(task, item, scratch);
 }
 #undef ATTNRT_BF16_DOT
 #else
-inline constexpr bool kHasBf16Dot = false;
-HWY_INLINE bool UsesBf16Dot(const ForwardTask&) {
-  return false;
-}
 template <int R>
 HWY_INLINE void GemvRowsBf16(const ForwardTask&, const Item&, float*) {}
 #endif  // ATTNRT_AVX512_TARGET

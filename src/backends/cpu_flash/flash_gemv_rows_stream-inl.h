@@ -21,6 +21,7 @@
 #include "flash_gemv_stream-inl.h"
 #include "flash_rows.h"
 #include "flash_simd-inl.h"
+#include "flash_softmax-inl.h"
 #include "flash_types.h"
 
 #if ATTNRT_AVX512_TARGET
@@ -65,7 +66,6 @@ HWY_INLINE void StreamFourRows(const ForwardTask& task, const Item& item, const 
   const CacheView& cache = task.cache;
   const DF df;
   const VF neg_inf = hn::Set(df, -std::numeric_limits<float>::infinity());
-  const VF one = hn::Set(df, 1.f);
   const int heads = item.num_kv_heads;
   // Per head: each row's running max and sums, row r in lane block r.
   alignas(64) float state_max[kMaxGemvHeads * kLanes];
@@ -128,7 +128,8 @@ HWY_INLINE void StreamFourRows(const ForwardTask& task, const Item& item, const 
           if (!full_step) s[g] = hn::IfThenElse(live[g], s[g], neg_inf);
         }
       };
-      // The online softmax of the head's step: its weights, O rescaled when a row's max grew.
+      // The online softmax of the head's step (flash_softmax-inl.h, rows in lane blocks): its
+      // weights, O rescaled when a row's max grew.
       const auto weigh_head = [&](int h, const VF(&s)[kGroups], VF(&p)[kGroups]) {
         VF step_max = s[0];
         HWY_UNROLL(4)
@@ -139,24 +140,24 @@ HWY_INLINE void StreamFourRows(const ForwardTask& task, const Item& item, const 
         VF sum = hn::Load(df, state_sum + h * kLanes);
         const auto grew = hn::Gt(step_max, m);
         if (!hn::AllFalse(df, grew)) {
-          const VF grown = hn::Max(m, step_max);
-          // exp2(-inf) = 0 clears a row's empty start; its O is still zero then.
-          const VF a = hn::IfThenElse(grew, Exp2(df, hn::Sub(m, grown)), one);
-          hn::Store(a, df, alpha);
+          // Rows whose max stays take α = 1 exactly; a row's first keys take 0, O still zero.
+          const SoftmaxRaise raise = RaiseMax(df, m, step_max);
+          hn::Store(raise.alpha, df, alpha);
           for (int r = 0; r < 4; ++r) {
             const float scale = alpha[4 * r];
             if (scale == 1.f) continue;
             float* row = head_o + r * cache.value_size;
             for (int j = 0; j < cache.value_size; ++j) row[j] *= scale;
           }
-          sum = hn::Mul(sum, a);
-          m = grown;
+          sum = hn::Mul(sum, raise.alpha);
+          m = raise.max;
           hn::Store(m, df, state_max + h * kLanes);
         }
-        // Dead lanes (-inf) give exp2 = 0; m is finite once a step had a live key.
+        // Dead lanes (-inf) weigh 0.
+        const VF base = SoftmaxBase(df, m);
         HWY_UNROLL(4)
         for (int g = 0; g < kGroups; ++g) {
-          p[g] = Exp2(df, hn::Sub(s[g], m));
+          p[g] = SoftmaxWeights(df, s[g], base);
           sum = hn::Add(sum, p[g]);
         }
         hn::Store(sum, df, state_sum + h * kLanes);

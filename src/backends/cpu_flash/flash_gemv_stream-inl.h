@@ -12,12 +12,12 @@
 #endif
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 
 #include "flash_gemv_scores-inl.h"
 #include "flash_rows.h"
 #include "flash_simd-inl.h"
+#include "flash_softmax-inl.h"
 #include "flash_types.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -131,9 +131,9 @@ HWY_INLINE VF ScoreFourKeysOneRow(const float* HWY_RESTRICT query, int key_size,
 // Walks the item's keys (one row per KV head, so nothing inside rows.keys is masked) in chunks
 // of kGemvChunk, each full chunk listed 4 ways interleaved as in ForEachChunk, four keys a step.
 // Per step and head: score(h, keys) returns q · k_b (log2 units) in lane b for the head's four
-// key pointers; the running max moves only when the step's max exceeds it (rare after the first
-// keys), and then O is rescaled; add_values(weights, count, values, head_o) sums the step's V
-// lines (weight b in weights[b]) into O at once.
+// key pointers; the row's online-softmax state (flash_softmax-inl.h) raises its max only when the
+// step's max exceeds it (rare after the first keys), and only then rescales O; add_values(weights,
+// count, values, head_o) sums the step's V lines (weight b in weights[b]) into O at once.
 template <typename T, typename K, class Score, class AddValues>
 HWY_INLINE void StreamKeys(const ForwardTask& task, const Item& item, const RowSet& rows,
                            float* HWY_RESTRICT o, const Score& score, const AddValues& add_values) {
@@ -161,15 +161,15 @@ HWY_INLINE void StreamKeys(const ForwardTask& task, const Item& item, const RowS
         const float group_max = hn::GetLane(MaxOfFours(s));
         float* head_o = o + h * cache.value_size;
         if (group_max > rows.max[h]) {
-          // exp2(-inf) = 0 clears the empty start; O is still zero then.
-          const float alpha = std::exp2(rows.max[h] - group_max);
+          // The row's first keys rescale by 0, with O still zero: no pass over it then.
+          const float alpha = SoftmaxRescale(rows.max[h], group_max);
           if (rows.sum[h] > 0.f) {
             for (int j = 0; j < cache.value_size; ++j) head_o[j] *= alpha;
           }
           rows.sum[h] *= alpha;
           rows.max[h] = group_max;
         }
-        const VF p = Exp2(df, hn::Sub(s, hn::Set(df, rows.max[h])));
+        const VF p = SoftmaxWeights(df, s, hn::Set(df, SoftmaxBase(rows.max[h])));
         hn::Store(p, df, weights);
         rows.sum[h] += hn::GetLane(SumOfFours(p));
         add_values(weights, group, values, head_o);

@@ -1,6 +1,7 @@
-// Merging the key splits of one item, per Highway target: each split left unnormalised O rows,
-// its row maxima m_s and sums l_s (log2 units). With M = max_s m_s and w_s = 2^(m_s - M), the
-// row is Σ w_s O_s / Σ w_s l_s: no exponent exceeds 0, so nothing overflows.
+// Merging the key splits of one item, per Highway target: each split left its rows' online-softmax
+// state (flash_softmax-inl.h), unnormalised O_s, max m_s and sum l_s. With M = max_s m_s, each
+// split takes the rescale w_s = 2^(m_s - M) and the row is Σ w_s O_s / Σ w_s l_s: no exponent
+// exceeds 0, so nothing overflows.
 
 #if defined(ATTNRT_CPU_FLASH_MERGE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ATTNRT_CPU_FLASH_MERGE_INL_H_
@@ -10,12 +11,12 @@
 #endif
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 
 #include "flash_plan.h"
 #include "flash_rows.h"
 #include "flash_simd-inl.h"
+#include "flash_softmax-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace attnrt::cpu_flash::HWY_NAMESPACE {
@@ -29,19 +30,19 @@ inline HWY_NOINLINE void MergeSplits(const ForwardTask& task, const Item& item) 
   const std::int64_t slot = partial_slot_floats(task.plans[item.request], value_size);
   float weights[kMaxSplits];
   for (int m = 0; m < rows; ++m) {
+    // The merged row's max, the base of every split's rescale.
     float max = -std::numeric_limits<float>::infinity();
     for (int s = 0; s < item.num_splits; ++s) {
-      max = std::max(max, item.partial[s * slot + rows * value_size + m]);
+      max = std::max(max, PartialRows{item.partial + s * slot, rows, value_size}.max(m));
     }
+    const float base = SoftmaxBase(max);
     float total = 0.f;
     for (int s = 0; s < item.num_splits; ++s) {
-      const float* split = item.partial + s * slot;
-      const float split_max = split[rows * value_size + m];
-      weights[s] =
-          split_max == -std::numeric_limits<float>::infinity() ? 0.f : std::exp2(split_max - max);
-      total += weights[s] * split[rows * (value_size + 1) + m];
+      const PartialRows split{item.partial + s * slot, rows, value_size};
+      weights[s] = SoftmaxRescale(split.max(m), base);
+      total += weights[s] * split.sum(m);
     }
-    const float inverse = total > 0.f ? 1.f / total : 0.f;
+    const float inverse = SoftmaxNormaliser(total);
     for (int s = 0; s < item.num_splits; ++s) weights[s] *= inverse;
     float* out = output_row(task, item, m);
     int j = 0;

@@ -147,6 +147,19 @@ inline std::int64_t partial_floats(int rows, int value_size) {
   return static_cast<std::int64_t>(rows) * (value_size + 2);
 }
 
+// One split partial in that layout: the online-softmax state of its rows (flash_softmax-inl.h).
+struct PartialRows {
+  float* data = nullptr;
+  int rows = 0;
+  int value_size = 0;
+
+  float* o(int row) const { return data + static_cast<std::int64_t>(row) * value_size; }
+  float& max(int row) const { return data[static_cast<std::int64_t>(rows) * value_size + row]; }
+  float& sum(int row) const {
+    return data[static_cast<std::int64_t>(rows) * (value_size + 1) + row];
+  }
+};
+
 // Per-thread scratch: Qᵀ and Oᵀ (rows along lanes), a packed K and V tile, the score tile, and
 // per-row masks and softmax state. Every region starts on a cache line.
 struct ScratchLayout {
