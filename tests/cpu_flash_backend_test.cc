@@ -52,7 +52,7 @@ TEST(CpuFlashBackendTest, RandomBatchesMatchTheReference) {
 // With dot products off, bf16 caches keep every product in f32 (the exact tolerance).
 TEST(CpuFlashBackendTest, Bf16CachesWithoutDotProductsStayExact) {
   CpuFlashOptions options = splitting_options();
-  options.bf16_dot_products = false;
+  options.bf16_products = Bf16Products::f32;
   const CpuFlashBackend flash(options);
   std::mt19937 rng(13);
   for (int i = 0; i < 20; ++i) {

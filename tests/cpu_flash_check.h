@@ -20,7 +20,7 @@ namespace attnrt::flash_test {
 // to bf16 (2^-9 relative each); observed 1.3e-3 over the same 800 batches, so 5e-3.
 inline double tolerance(DType dtype, const CpuFlashBackend& flash) {
   const bool dot_products =
-      dtype == DType::bf16 && flash.options().bf16_dot_products && cpu_flash_bf16_dot_products();
+      dtype == DType::bf16 && flash.bf16_products().dot_products && cpu_flash_bf16_dot_products();
   return dot_products ? 5e-3 : 2e-5;
 }
 

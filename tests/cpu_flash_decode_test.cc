@@ -63,7 +63,7 @@ void check_stream_scenarios(const AttentionShape& shape,
                             std::initializer_list<std::pair<int, int>> head_sizes, int seed,
                             const Extra& extra) {
   CpuFlashOptions exact = splitting_options();
-  exact.bf16_dot_products = false;
+  exact.bf16_products = Bf16Products::f32;
   const CpuFlashBackend split(splitting_options());
   const CpuFlashBackend unsplit(CpuFlashOptions{.num_threads = 1});
   const CpuFlashBackend no_dot(exact);

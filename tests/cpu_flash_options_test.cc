@@ -11,6 +11,8 @@
 
 #include "attnrt/backends/builtin_backends.h"
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
+#include "backends/cpu_flash/bf16_products.h"
+#include "backends/cpu_flash/simd_targets.h"
 
 namespace attnrt {
 namespace {
@@ -71,10 +73,9 @@ TEST(CpuFlashOptionsTest, DefaultsStayWithinTheKernelCaps) {
   EXPECT_GE(defaults.min_split_keys, 1);
 }
 
-// The registry's CPU_FLASH (what `attnrt run`, the Python module and embedders get) differs from
-// the defaults in one documented way: f32 products for bf16 caches, so that `run --check` agrees
-// with the dense recomputation token for token.
-TEST(CpuFlashOptionsTest, TheRegistryBackendDiffersFromTheDefaultsOnlyInBf16DotProducts) {
+// The registry's CPU_FLASH (what `attnrt run`, the Python module and embedders get) runs the
+// defaults, so the path `attnrt bench attention` measures is the path the engine runs.
+TEST(CpuFlashOptionsTest, TheRegistryBackendRunsTheDefaults) {
   const auto* flash =
       dynamic_cast<const CpuFlashBackend*>(builtin_backends().get("CPU_FLASH").get());
   ASSERT_NE(flash, nullptr);
@@ -84,8 +85,39 @@ TEST(CpuFlashOptionsTest, TheRegistryBackendDiffersFromTheDefaultsOnlyInBf16DotP
   EXPECT_EQ(used.min_split_keys, defaults.min_split_keys);
   EXPECT_EQ(used.max_splits, defaults.max_splits);
   EXPECT_EQ(used.partial_bytes, defaults.partial_bytes);
-  EXPECT_TRUE(defaults.bf16_dot_products);
-  EXPECT_FALSE(used.bf16_dot_products);
+  EXPECT_EQ(defaults.bf16_products, Bf16Products::measured);
+  EXPECT_EQ(used.bf16_products, defaults.bf16_products);
+  EXPECT_EQ(flash->bf16_products().dot_products, CpuFlashBackend().bf16_products().dot_products);
+}
+
+// Asked for f32 products, a backend never takes dot products; asked for dot products, it takes
+// them wherever the CPU has them; measured, it says what it measured.
+TEST(CpuFlashOptionsTest, Bf16ProductsFollowTheRequestAndSayWhy) {
+  const Bf16ProductsChoice f32 =
+      CpuFlashBackend({.bf16_products = Bf16Products::f32}).bf16_products();
+  EXPECT_FALSE(f32.dot_products);
+  EXPECT_NE(f32.reason.find("f32 products"), std::string::npos) << f32.reason;
+  const Bf16ProductsChoice dot =
+      CpuFlashBackend({.bf16_products = Bf16Products::dot}).bf16_products();
+  EXPECT_EQ(dot.dot_products, cpu_flash_bf16_dot_products()) << dot.reason;
+  const Bf16ProductsChoice measured = CpuFlashBackend().bf16_products();
+  if (cpu_flash_bf16_dot_products()) {
+    EXPECT_NE(measured.reason.find("measured at start-up"), std::string::npos) << measured.reason;
+  } else {
+    EXPECT_FALSE(measured.dot_products);
+    EXPECT_NE(measured.reason.find("no AVX512-BF16"), std::string::npos) << measured.reason;
+  }
+}
+
+// The probe compares the two paths on the same batch: dot products stay within their documented
+// tolerance of the f32 products (or the probe says they do not, and they are not taken).
+TEST(CpuFlashOptionsTest, TheBf16ProbeMeasuresBothPathsWithinTolerance) {
+  if (!cpu_flash_bf16_dot_products()) GTEST_SKIP() << "no AVX512-BF16 on this CPU";
+  const cpu_flash::Bf16ProductsProbe probe = cpu_flash::probe_bf16_products(2);
+  EXPECT_GT(probe.dot_seconds, 0);
+  EXPECT_GT(probe.f32_seconds, 0);
+  EXPECT_GT(probe.max_error, 0);  // the paths differ: the dot products really ran
+  EXPECT_LE(probe.max_error, kBf16DotTolerance);
 }
 
 }  // namespace

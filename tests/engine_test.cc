@@ -98,6 +98,26 @@ TEST(EngineTest, EveryGeneratedTokenAgreesWithTheDenseRecomputation) {
   EXPECT_GT(engine.stats().fast_prefill_rows_skipped, 0);
 }
 
+// A dense check tells the argmax, a near-tie within the margin, and a real difference apart;
+// a token outside the vocabulary is never a tie.
+TEST(EngineTest, TokenAgreementSeparatesNearTiesFromDifferences) {
+  const std::vector<float> logits = {1.0f, 3.0f, 2.995f, -4.0f};
+  EXPECT_EQ(token_agreement(logits, 1, 0.0), TokenAgreement::exact);
+  EXPECT_EQ(token_agreement(logits, 2, 0.0), TokenAgreement::differs);
+  EXPECT_EQ(token_agreement(logits, 2, 0.02), TokenAgreement::near_tie);
+  EXPECT_EQ(token_agreement(logits, 0, 0.02), TokenAgreement::differs);
+  EXPECT_EQ(token_agreement(logits, 4, 100.0), TokenAgreement::differs);
+  EXPECT_EQ(token_agreement(logits, -1, 100.0), TokenAgreement::differs);
+}
+
+// The check's tolerance follows the products: 1e-3 where every product is f32 (CPU_REFERENCE
+// here), and 1e-2 only where CPU_FLASH serves a bf16 cache with dot products.
+TEST(EngineTest, DenseCheckToleranceFollowsTheProducts) {
+  Engine engine(engine_config("FULL_AND_PIECEWISE", true), reference_options());
+  EXPECT_FALSE(uses_bf16_dot_products(engine));
+  EXPECT_EQ(dense_check_tolerance(engine), 1e-3);
+}
+
 TEST(EngineTest, FastPrefillOnAndOffGenerateTheSameTokensAndLogits) {
   EngineOptions options = reference_options();
   options.seed = 5;

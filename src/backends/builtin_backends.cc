@@ -9,11 +9,8 @@ const BackendRegistry& builtin_backends() {
   static const BackendRegistry registry = [] {
     BackendRegistry r;
     r.add(make_cpu_reference_backend());
-    // The default keeps every product in f32 so that `attnrt run --check` agrees with the dense
-    // recomputation token for token; `attnrt bench attention` measures the bf16 dot products.
-    CpuFlashOptions flash;
-    flash.bf16_dot_products = false;
-    r.add(make_cpu_flash_backend(flash));
+    // The defaults: what `attnrt bench attention` measures is what the engine runs.
+    r.add(make_cpu_flash_backend());
     r.set_default("CPU_FLASH");
     return r;
   }();

@@ -45,13 +45,31 @@ std::uint64_t output_digest(std::span<const RequestRecord> requests);
 struct DenseCheck {
   double max_abs_logit_diff = 0;
   std::int64_t tokens_agree = 0;  // the dense argmax equals the engine's token
+  // The engine's token differs, but its dense logit is within the tie margin of the argmax's:
+  // a near-tie that logits within the tolerance may order either way.
+  std::int64_t near_ties = 0;
   std::int64_t tokens_total = 0;
 };
 
+// How a generated token compares with the dense logits at its position: their argmax, a
+// near-tie (its logit at most `tie_margin` below the argmax's), or a different token.
+enum class TokenAgreement : std::uint8_t { exact, near_tie, differs };
+TokenAgreement token_agreement(std::span<const float> dense_logits, std::int32_t token,
+                               double tie_margin);
+
 // Recomputes every request with dense_forward (one pass over its prompt and generated tokens)
-// and compares each generated token's logits row. Throws Error unless the engine recorded
-// logits (EngineOptions::record_logits).
-DenseCheck check_against_dense(const Engine& engine);
+// and compares each generated token's logits row; a differing token is a near-tie when its
+// dense logit is at most `tie_margin` below the argmax's. Throws Error unless the engine
+// recorded logits (EngineOptions::record_logits).
+DenseCheck check_against_dense(const Engine& engine, double tie_margin = 0);
+
+// Whether a CPU_FLASH group serves the engine's bf16 cache with AVX512-BF16 dot products.
+bool uses_bf16_dot_products(const Engine& engine);
+// The logit tolerance of a dense check of `engine`. With f32 products both computations are f32
+// from the same K/V and differ only in the order of some sums: logits of magnitude ~10 agree to
+// ~1e-5, so 1e-3. Dot products also round the query rows and softmax weights to bf16 (within
+// kBf16DotTolerance per attention output; the default model's logits agree to ~2e-3), so 1e-2.
+double dense_check_tolerance(const Engine& engine);
 
 struct FastPrefillComparison {
   int prompts = 0;

@@ -35,10 +35,6 @@ using soak::expect_drained;
 using soak::run_soak;
 using soak::SoakSettings;
 
-// Logits of magnitude ~10 computed in f32 from the same bf16 K/V, summed in another order: the
-// tolerance of `attnrt run --check` (tools/attnrt/run_command.cc).
-constexpr double kDenseTolerance = 1e-3;
-
 std::int64_t resident_bytes() {
   std::ifstream statm("/proc/self/statm");
   std::int64_t size_pages = 0;
@@ -57,6 +53,7 @@ struct TokenCheck {
 // Each generated token must be a greedy choice of the dense logits at its position: within the
 // tolerance of their maximum (the engine's logits were not recorded, so near-ties may differ).
 void check_tokens_densely(const Engine& engine, const RequestRecord& record, TokenCheck& check) {
+  const double tolerance = dense_check_tolerance(engine);
   std::vector<std::int32_t> tokens(record.prompt);
   tokens.insert(tokens.end(), record.output.begin(), record.output.end() - 1);
   const DenseResult dense = dense_forward(engine.model(), tokens);
@@ -64,7 +61,7 @@ void check_tokens_densely(const Engine& engine, const RequestRecord& record, Tok
     const std::span<const float> row = dense.row(static_cast<int>(record.prompt.size() + k) - 1);
     const float best = *std::ranges::max_element(row);
     const float chosen = row[static_cast<std::size_t>(record.output[k])];
-    EXPECT_GE(chosen, best - kDenseTolerance) << "request " << record.id << " token " << k;
+    EXPECT_GE(chosen, best - 2 * tolerance) << "request " << record.id << " token " << k;
     check.exact += greedy_token(row) == record.output[k] ? 1 : 0;
     check.tokens += 1;
   }
@@ -231,9 +228,11 @@ TEST(EngineSoakTest, RandomTrafficAndCancellationsMatchTheDenseReference) {
   const Engine& engine = driver.engine();
   EXPECT_GT(engine.stats().preemptions, 10);
   EXPECT_GT(engine.num_aborted(), 10);
-  const DenseCheck check = check_against_dense(engine);
-  EXPECT_LE(check.max_abs_logit_diff, kDenseTolerance);
-  EXPECT_EQ(check.tokens_agree, check.tokens_total);
+  // The tolerance of `attnrt run --check`; near-ties may order either way within it.
+  const double tolerance = dense_check_tolerance(engine);
+  const DenseCheck check = check_against_dense(engine, 2 * tolerance);
+  EXPECT_LE(check.max_abs_logit_diff, tolerance);
+  EXPECT_EQ(check.tokens_agree + check.near_ties, check.tokens_total);
   EXPECT_GT(check.tokens_total, 1'000);
   std::printf(
       "engine soak (dense): %lld requests, %d finished, %d aborted, %lld preemptions, %lld "

@@ -116,10 +116,10 @@ std::string rate_text(const AttentionBenchCase& c, double rate) {
 }
 
 void print_table(const std::vector<AttentionBenchResult>& results, const MachineLimits& limits,
-                 const BenchAttentionOptions& options, int threads) {
-  fmt::print("attnrt bench attention: CPU_FLASH ({}{}), {} threads{}\n", cpu_flash_simd_target(),
-             cpu_flash_bf16_dot_products() ? ", AVX512-BF16 dot products for bf16 caches" : "",
-             threads, options.hot ? ", --hot (decode on one warm layer)" : "");
+                 const BenchAttentionOptions& options, const CpuFlashBackend& flash, int threads) {
+  fmt::print("attnrt bench attention: CPU_FLASH ({}), {} threads{}\nbf16 caches: {}\n",
+             cpu_flash_simd_target(), threads,
+             options.hot ? ", --hot (decode on one warm layer)" : "", flash.bf16_products().reason);
   fmt::print(
       "limits (own probes, medians of the run's passes): DRAM read {:.1f} GB/s; the same bytes "
       "read in the decode kernels' order alone {:.1f} GB/s ({:.2f} of it); fp32 FMA peak {:.1f} "
@@ -163,7 +163,7 @@ void print_table(const std::vector<AttentionBenchResult>& results, const Machine
 
 nlohmann::json to_json(const std::vector<AttentionBenchResult>& results,
                        const MachineLimits& limits, const BenchAttentionOptions& options,
-                       int threads) {
+                       const CpuFlashBackend& flash, int threads) {
   nlohmann::json cases = nlohmann::json::array();
   for (const AttentionBenchResult& r : results) {
     const AttentionBenchCase& c = r.bench_case;
@@ -191,14 +191,16 @@ nlohmann::json to_json(const std::vector<AttentionBenchResult>& results,
     }
     cases.push_back(std::move(item));
   }
-  return {{"dram_read_gbps", limits.dram_read_gbps},
-          {"paged_read_gbps", limits.paged_read_gbps},
-          {"fma_peak_gflops", limits.fma_peak_gflops},
-          {"threads", threads},
-          {"simd_target", cpu_flash_simd_target()},
-          {"bf16_dot_products", cpu_flash_bf16_dot_products()},
-          {"hot", options.hot},
-          {"cases", std::move(cases)}};
+  return {
+      {"dram_read_gbps", limits.dram_read_gbps},
+      {"paged_read_gbps", limits.paged_read_gbps},
+      {"fma_peak_gflops", limits.fma_peak_gflops},
+      {"threads", threads},
+      {"simd_target", cpu_flash_simd_target()},
+      {"bf16_dot_products", flash.bf16_products().dot_products && cpu_flash_bf16_dot_products()},
+      {"bf16_products", flash.bf16_products().reason},
+      {"hot", options.hot},
+      {"cases", std::move(cases)}};
 }
 
 }  // namespace
@@ -231,9 +233,9 @@ int run_bench_attention(const BenchAttentionOptions& options) {
   limits.dram_read_gbps = median_of(probes);
   limits.paged_read_gbps = median_of(paged_probes);
   if (options.json) {
-    std::cout << to_json(results, limits, options, threads).dump(2) << '\n';
+    std::cout << to_json(results, limits, options, flash, threads).dump(2) << '\n';
   } else {
-    print_table(results, limits, options, threads);
+    print_table(results, limits, options, flash, threads);
   }
   return 0;
 }

@@ -328,7 +328,7 @@ AttentionBenchResult measure_decode_case(const AttentionBenchCase& c, const KVAr
   std::vector<double> roof_ratios;
   const PagedReadOrder order = paged_read_order(c);
   result.flop_per_byte =
-      decode_flop_per_byte(c, flash.options().bf16_dot_products && cpu_flash_bf16_dot_products());
+      decode_flop_per_byte(c, flash.bf16_products().dot_products && cpu_flash_bf16_dot_products());
   const double compute_roof = fma_peak_gflops / result.flop_per_byte;
   for (int round = 0; round < kDecodeRounds; ++round) {
     paged_reads.push_back(probe.measure_paged(order, threads, 1));

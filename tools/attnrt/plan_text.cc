@@ -8,6 +8,7 @@
 #include <map>
 
 #include "attnrt/config/config_loader.h"
+#include "kernel_summary.h"
 #include "plan_report.h"
 
 namespace attnrt::cli {
@@ -144,6 +145,8 @@ void attention_section(TextOut& out, const AttentionPlan& plan) {
                compact_names(group.layer_names));
     }
   }
+  const std::string kernels = cpu_flash_summary(plan);
+  if (!kernels.empty()) out.line("{}", kernels);
 }
 
 void cudagraph_section(TextOut& out, const AttentionPlan& plan) {

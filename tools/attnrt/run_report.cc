@@ -10,6 +10,7 @@
 
 #include "attnrt/config/config_loader.h"
 #include "attnrt/kv/kv_cache_planner.h"
+#include "kernel_summary.h"
 
 namespace attnrt::cli {
 namespace {
@@ -45,10 +46,14 @@ std::string backend_summary(const AttentionPlan& plan) {
 void append_check(std::string& text, const RunReport& report) {
   const DenseCheck& check = *report.check;
   text += fmt::format(
-      "check against a dense recomputation of every request: {}/{} tokens agree, max |logit "
-      "diff| {:.3g} (tolerance {:.0e}): {}\n",
-      check.tokens_agree, check.tokens_total, check.max_abs_logit_diff, report.check_tolerance,
-      report.check_passed() ? "OK" : "FAILED");
+      "check against a dense recomputation of every request: {}/{} tokens agree{}, max |logit "
+      "diff| {:.3g} (tolerance {:.0e}{}): {}\n",
+      check.tokens_agree, check.tokens_total,
+      check.near_ties > 0 ? fmt::format(", {} near-tie{} (dense logits within 2x the tolerance)",
+                                        check.near_ties, check.near_ties == 1 ? "" : "s")
+                          : "",
+      check.max_abs_logit_diff, report.check_tolerance,
+      report.check_bf16_dot ? ", bf16 dot products" : "", report.check_passed() ? "OK" : "FAILED");
 }
 
 void append_comparison(std::string& text, const FastPrefillComparison& c) {
@@ -64,7 +69,7 @@ void append_comparison(std::string& text, const FastPrefillComparison& c) {
 }  // namespace
 
 bool RunReport::check_passed() const {
-  return check && check->tokens_agree == check->tokens_total &&
+  return check && check->tokens_agree + check->near_ties == check->tokens_total &&
          check->max_abs_logit_diff <= check_tolerance;
 }
 
@@ -104,6 +109,8 @@ std::string plan_summary(const Engine& engine, const WorkloadOptions& workload) 
       config.cache.block_size, kv.kv_cache_groups.size(), format_size(kv.backing_bytes()),
       dtype_name(config.cache.dtype), tokens_capacity(kv));
   text += fmt::format("  backends: {}\n", backend_summary(plan));
+  const std::string kernels = cpu_flash_summary(plan);
+  if (!kernels.empty()) text += fmt::format("  {}\n", kernels);
   text += fmt::format(
       "  CUDA graphs (emulated): {} (requested {}); {} FULL captured, {} PIECEWISE sizes\n",
       plan.cudagraph.mode.name(), plan.requested_mode.name(), engine.num_captured_graphs(),
@@ -202,6 +209,8 @@ nlohmann::json run_report_json(const RunReport& report) {
   if (report.check) {
     json["check"] = {{"max_abs_logit_diff", report.check->max_abs_logit_diff},
                      {"tokens_agree", report.check->tokens_agree},
+                     {"near_ties", report.check->near_ties},
+                     {"bf16_dot_products", report.check_bf16_dot},
                      {"tokens_total", report.check->tokens_total},
                      {"tolerance", report.check_tolerance},
                      {"passed", report.check_passed()}};

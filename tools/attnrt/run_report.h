@@ -27,6 +27,7 @@ struct RunReport {
   std::uint64_t output_digest = 0;
   std::optional<DenseCheck> check;
   double check_tolerance = 0;
+  bool check_bf16_dot = false;  // CPU_FLASH served the bf16 cache with dot products
   std::optional<FastPrefillComparison> comparison;
 
   bool check_passed() const;  // every token agrees and the logits are within tolerance

@@ -13,6 +13,7 @@
 #include <limits>
 #include <numbers>
 
+#include "bf16_products.h"
 #include "core/fail.h"
 #include "flash_checks.h"
 #include "flash_kernels.h"
@@ -83,6 +84,7 @@ int default_num_threads() {
 CpuFlashBackend::CpuFlashBackend(CpuFlashOptions options) : options_(options) {
   num_threads_ = options_.num_threads > 0 ? options_.num_threads : default_num_threads();
   num_threads_ = std::max(1, num_threads_);
+  bf16_products_ = cpu_flash::choose_bf16_products(options_.bf16_products, num_threads_);
 }
 
 bool CpuFlashBackend::supports_spec_kind(KVSpecKind kind) const {
@@ -177,7 +179,7 @@ void CpuFlashBackend::forward(const AttentionForwardArgs& args) const {
   task.num_kv_heads = args.shape.num_kv_heads;
   task.group_size = args.shape.num_heads / args.shape.num_kv_heads;
   task.prefetch_keys = prefetch_keys(cache);
-  task.bf16_dot = options_.bf16_dot_products && cache.dtype == DType::bf16 &&
+  task.bf16_dot = bf16_products_.dot_products && cache.dtype == DType::bf16 &&
                   cpu_flash::bf16_dot_products_available();
   task.requests = carved.requests;
   task.plans = carved.plans;
