@@ -161,8 +161,8 @@ inline constexpr int kScoreRows = R >= 3 ? 4 * ((R + 3) / 4) : R;
 // is read front to back, and each token's value lines are requested as its keys are read. Then
 // values(h, first, count, tokens, buffer) runs the softmax and PV of each head over the chunk,
 // now in cache. `tokens` holds each key's content address for head h. Memory streams through
-// the hardware prefetchers: software prefetches of the next chunk into L2 took the L1 miss
-// buffers those need and measured 5-15 % slower on Zen 4.
+// the hardware prefetchers: software prefetches of the next chunk into L2 take the L1 miss
+// buffers those need (measured slower: docs/cpu-flash.md §6).
 template <int kGroup, class Score, class Values>
 HWY_INLINE void ForEachChunk(const ForwardTask& task, const Item& item, const RowSet& rows,
                              float* buffer, const Score& score, const Values& values) {

@@ -133,7 +133,7 @@ struct AddValuesBf16 {
 
 // Flattened: the stream paths (compiled for the AVX-512 targets alone) call back into lambdas and
 // functors of this AVX512-BF16 function, which GCC will not inline into them by itself. A call
-// per 4-key score spilled every live vector register around it (32/8 heads, warm: +4-5 %).
+// per 4-key score spills every live vector register around it (docs/cpu-flash.md §6).
 template <int R>
 ATTNRT_BF16_DOT __attribute__((flatten)) HWY_NOINLINE void GemvItemBf16(const ForwardTask& task,
                                                                         const Item& item,

@@ -34,9 +34,8 @@ namespace attnrt::cpu_flash::HWY_NAMESPACE {
 #if ATTNRT_AVX512_TARGET
 
 // 4-key groups a step of the four-row stream takes per head (one token row of four pages each):
-// two halve the O loads and stores per key and give the step two independent score chains.
-// Batch 8, context 4096, 32/8 heads, one thread, from DRAM, GiB/s for 1, 2 and 4 groups (then
-// walked 4 ways): bf16 15, 19, 17 (the chunk walk: 16-18); f16 13.6, 14.7, 10.9 (12.3-13).
+// two halve the O loads and stores per key and give the step two independent score chains;
+// four spill (docs/cpu-flash.md §6).
 inline constexpr int kRowStreamGroups = 2;
 
 // Token records (for one KV head) of the keys of a four-row stream step, by group.
@@ -46,8 +45,7 @@ using StepTokens = const std::byte* [kRowStreamGroups][kStreamKeys];
 // row of eight pages, which keeps the two rows of a page out of one step; and each step asks L2
 // for the next step's records of its head (prefetcht1: L2 only on Zen 4, where prefetcht0 took
 // the L1 miss buffers the walk needs). The next row of a page starts a new 4 KiB page, which
-// the hardware prefetchers do not enter. Batch 8, context 4096, 32/8 heads, one thread, median
-// GiB/s against the 4-way walk without prefetches: bf16 17.5 -> 21.0, f16 14.5 -> 15.5.
+// the hardware prefetchers do not enter (docs/cpu-flash.md §6).
 inline constexpr int kRowStreamChunk = 128;
 inline constexpr int kRowStreamWays = 8;
 

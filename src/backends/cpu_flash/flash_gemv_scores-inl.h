@@ -121,8 +121,7 @@ inline constexpr int PowerOfTwoAtLeast(int n) {
 
 // Keys a GEMV score call takes for R < 3 rows: 4, which ForEachChunk's interleaved walk makes
 // the same row of four blocks, so each head's K is read block by block in address order, four
-// pages in lockstep (batch 8, context 4096, 8/8 heads, bf16, one thread: 16 -> 20 GiB/s against
-// 16 keys from 16 rows). Needs 4·R accumulators.
+// pages in lockstep (docs/cpu-flash.md §6). Needs 4·R accumulators.
 template <int R>
 inline constexpr int kGemvKeyGroup = std::min(4, std::max(1, kLanes / R));
 

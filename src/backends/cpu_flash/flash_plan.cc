@@ -133,9 +133,8 @@ PlanTotals plan_batch(std::span<const Request> requests, const AttentionShape& s
                       const PlanPolicy& policy, std::span<RequestPlan> plans) {
   const int group_size = shape.num_heads / shape.num_kv_heads;
   // Fewer decode requests than threads: the threads share a request's keys (splits), each item
-  // reading whole token rows, which streams best (batch 1, 32/8 heads, bf16: 18 -> 25 GB/s
-  // against sharing out the KV heads). Only requests too short to split share out their KV
-  // heads among items instead.
+  // reading whole token rows, which streams best (docs/cpu-flash.md §6). Only requests too short
+  // to split share out their KV heads among items instead.
   int decodes = 0;
   for (const Request& request : requests) {
     decodes += request.query_len > 0 && request.query_len * group_size <= kGemvMaxRows;

@@ -107,8 +107,8 @@ inline RowSet prepare_rows(const ForwardTask& task, const Item& item, int lanes,
 // Content addresses (K then V) of keys [first, first + count) of the item's request for its first
 // KV head. `ways` > 1 lists them that many ways interleaved (keys n, n + count / ways, ...: with
 // 16-key pages, the same row of `ways` pages side by side), so that walking the list reads
-// several pages at once, which hides each page's first miss behind the others' (single-core
-// paged reads: 24 -> 31 GB/s for 4 ways). Only for chunks nothing masks, whose count is a
+// several pages at once, which hides each page's first miss behind the others'
+// (docs/cpu-flash.md §6). Only for chunks nothing masks, whose count is a
 // multiple of `ways`: the softmax does not care about the order then.
 inline void list_chunk_tokens(const ForwardTask& task, const Item& item, int first, int count,
                               int ways, const std::byte** tokens) {
