@@ -5,7 +5,7 @@
 # instead (HWY_COMPILE_ONLY_STATIC): every target instrumented would take ~20 minutes on a 2-core
 # machine, and clang 14 rejects the per-target code (lambdas calling always_inline AVX-512 helpers
 # lose the target attributes). Under ATTNRT_SANITIZE that target is the best the build machine
-# runs (ATTNRT_SANITIZE_KERNEL_ARCH=auto: AVX-512, else AVX2, else the baseline), so that ASan and
+# runs (ATTNRT_SANITIZE_KERNEL_FLAGS=auto: AVX-512, else AVX2, else the baseline), so that ASan and
 # UBSan see the hand-written AVX-512 paths, where most of the pointer arithmetic is; such a build
 # runs only where it was built, which is what a sanitizer build is for. The fuzzers never run the
 # kernels: there they stay uninstrumented, for the baseline target.
@@ -17,10 +17,11 @@ set(ATTNRT_KERNEL_SOURCES
 file(GLOB _attnrt_forward_kernels ${PROJECT_SOURCE_DIR}/src/backends/cpu_flash/flash_forward*.cc)
 list(APPEND ATTNRT_KERNEL_SOURCES ${_attnrt_forward_kernels})
 
-set(ATTNRT_SANITIZE_KERNEL_ARCH "auto" CACHE STRING
-    "-march for CPU_FLASH's kernels in ATTNRT_SANITIZE builds (auto: the build machine's best of x86-64-v4, x86-64-v3, none)")
+set(ATTNRT_SANITIZE_KERNEL_FLAGS "auto" CACHE STRING
+    "Target flags for CPU_FLASH's kernels in ATTNRT_SANITIZE builds (auto: the build machine's best of AVX-512 and AVX2, else none)")
 
-# The -march of the best static target this machine runs, or "" for the compiler's baseline.
+# The flags of the best static target this machine runs, or "" for the compiler's baseline.
+# Highway's AVX2 and AVX3 targets also need AES and CLMUL, which no -march level implies.
 function(attnrt_detect_kernel_arch out)
   set(${out} "" PARENT_SCOPE)
   if(NOT CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
@@ -30,19 +31,21 @@ function(attnrt_detect_kernel_arch out)
   check_cxx_source_runs([[
     int main() {
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") ? 0 : 1;
+             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("aes") && __builtin_cpu_supports("pclmul") ? 0 : 1;
     }]] ATTNRT_BUILD_MACHINE_HAS_AVX512)
   if(ATTNRT_BUILD_MACHINE_HAS_AVX512)
-    set(${out} "x86-64-v4" PARENT_SCOPE)
+    set(${out} "-march=x86-64-v4;-maes;-mpclmul" PARENT_SCOPE)
     return()
   endif()
   check_cxx_source_runs([[
     int main() {
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("f16c") ? 0 : 1;
+             __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("f16c") &&
+             __builtin_cpu_supports("aes") && __builtin_cpu_supports("pclmul") ? 0 : 1;
     }]] ATTNRT_BUILD_MACHINE_HAS_AVX2)
   if(ATTNRT_BUILD_MACHINE_HAS_AVX2)
-    set(${out} "x86-64-v3" PARENT_SCOPE)
+    set(${out} "-march=x86-64-v3;-maes;-mpclmul" PARENT_SCOPE)
   endif()
 endfunction()
 
@@ -53,15 +56,11 @@ endif()
 if(ATTNRT_BUILD_FUZZERS)
   set_source_files_properties(${ATTNRT_KERNEL_SOURCES} PROPERTIES COMPILE_OPTIONS -fno-sanitize=all)
 elseif(ATTNRT_SANITIZE)
-  set(_arch "${ATTNRT_SANITIZE_KERNEL_ARCH}")
-  if(_arch STREQUAL "auto")
-    attnrt_detect_kernel_arch(_arch)
+  set(_flags "${ATTNRT_SANITIZE_KERNEL_FLAGS}")
+  if(_flags STREQUAL "auto")
+    attnrt_detect_kernel_arch(_flags)
   endif()
   # -O2 (the preset's -O1 elsewhere) keeps the kernel tests' run time near release speed.
-  set(_options -O2)
-  if(_arch)
-    list(APPEND _options -march=${_arch})
-  endif()
-  set_source_files_properties(${ATTNRT_KERNEL_SOURCES} PROPERTIES COMPILE_OPTIONS "${_options}")
-  message(STATUS "CPU_FLASH kernels: instrumented, one static target (-march=${_arch})")
+  set_source_files_properties(${ATTNRT_KERNEL_SOURCES} PROPERTIES COMPILE_OPTIONS "-O2;${_flags}")
+  message(STATUS "CPU_FLASH kernels: instrumented, one static target (${_flags})")
 endif()
