@@ -152,10 +152,10 @@ HWY_INLINE void StreamFourRows(const ForwardTask& task, const Item& item, const 
           hn::Store(m, df, state_max + h * kLanes);
         }
         // Dead lanes (-inf) weigh 0.
-        const VF base = SoftmaxBase(df, m);
+        const VF softmax_base = SoftmaxBase(df, m);
         HWY_UNROLL(4)
         for (int g = 0; g < kGroups; ++g) {
-          p[g] = SoftmaxWeights(df, s[g], base);
+          p[g] = SoftmaxWeights(df, s[g], softmax_base);
           sum = hn::Add(sum, p[g]);
         }
         hn::Store(sum, df, state_sum + h * kLanes);

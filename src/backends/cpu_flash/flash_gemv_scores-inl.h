@@ -68,7 +68,7 @@ HWY_INLINE VF TransposeSumOf(DF df, VF* v) {
   HWY_UNROLL(8)
   for (int width = kLanes; width > 1; width /= 2) {
     if (n > 1) {
-      HWY_UNROLL(16)
+      // n is a constant once the outer loop is unrolled: this one unrolls without a pragma.
       for (int i = 0; i < n / 2; ++i) {
         v[i] = hn::Add(hn::ConcatEven(df, v[2 * i + 1], v[2 * i]),
                        hn::ConcatOdd(df, v[2 * i + 1], v[2 * i]));
