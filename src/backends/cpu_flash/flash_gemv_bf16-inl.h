@@ -134,10 +134,18 @@ struct AddValuesBf16 {
 // Flattened: the stream paths (compiled for the AVX-512 targets alone) call back into lambdas and
 // functors of this AVX512-BF16 function, which GCC will not inline into them by itself. A call
 // per 4-key score spills every live vector register around it (docs/cpu-flash.md §6).
+// A static build with AVX512-BF16 for the whole file (the sanitizer build, see
+// cmake/kernel_sources.cmake) inlines the callbacks without it; there, flatten would only
+// multiply the instrumented code (the bf16 kernel compiled twice as long).
+#if defined(HWY_COMPILE_ONLY_STATIC) && defined(__AVX512BF16__)
+#define ATTNRT_BF16_FLATTEN
+#else
+#define ATTNRT_BF16_FLATTEN __attribute__((flatten))
+#endif
 template <int R>
-ATTNRT_BF16_DOT __attribute__((flatten)) HWY_NOINLINE void GemvItemBf16(const ForwardTask& task,
-                                                                        const Item& item,
-                                                                        float* scratch) {
+ATTNRT_BF16_DOT ATTNRT_BF16_FLATTEN HWY_NOINLINE void GemvItemBf16(const ForwardTask& task,
+                                                                   const Item& item,
+                                                                   float* scratch) {
   const CacheView& cache = task.cache;
   const ScratchLayout& layout = task.scratch_layout;
   const RowSet rows = prepare_rows(task, item, 1, scratch);
@@ -239,6 +247,7 @@ HWY_INLINE void GemvRowsBf16(const ForwardTask& task, const Item& item, float* s
   GemvItemBf16<R>(task, item, scratch);
 }
 #undef ATTNRT_BF16_DOT
+#undef ATTNRT_BF16_FLATTEN
 #else
 template <int R>
 HWY_INLINE void GemvRowsBf16(const ForwardTask&, const Item&, float*) {}
