@@ -58,15 +58,20 @@ DenseCheck check_against_dense(const Engine& engine, double tie_margin) {
   return check;
 }
 
-bool uses_bf16_dot_products(const Engine& engine) {
-  if (engine.config().cache.dtype != DType::bf16 || !cpu_flash_bf16_dot_products()) return false;
-  for (const std::vector<AttentionGroup>& groups : engine.plan().backends.attn_groups) {
+const CpuFlashBackend* cpu_flash_backend_of(const AttentionPlan& plan) {
+  for (const std::vector<AttentionGroup>& groups : plan.backends.attn_groups) {
     for (const AttentionGroup& group : groups) {
       const auto* flash = dynamic_cast<const CpuFlashBackend*>(group.backend.get());
-      if (flash != nullptr && flash->bf16_products().dot_products) return true;
+      if (flash != nullptr) return flash;
     }
   }
-  return false;
+  return nullptr;
+}
+
+bool uses_bf16_dot_products(const Engine& engine) {
+  if (engine.config().cache.dtype != DType::bf16 || !cpu_flash_bf16_dot_products()) return false;
+  const CpuFlashBackend* flash = cpu_flash_backend_of(engine.plan());
+  return flash != nullptr && flash->bf16_products().dot_products;
 }
 
 double dense_check_tolerance(const Engine& engine) {

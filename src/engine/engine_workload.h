@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
 #include "attnrt/engine/engine.h"
 
 namespace attnrt {
@@ -63,6 +64,8 @@ TokenAgreement token_agreement(std::span<const float> dense_logits, std::int32_t
 // recorded logits (EngineOptions::record_logits).
 DenseCheck check_against_dense(const Engine& engine, double tie_margin = 0);
 
+// The CPU_FLASH backend of the plan's first group that runs it unwrapped, or nullptr.
+const CpuFlashBackend* cpu_flash_backend_of(const AttentionPlan& plan);
 // Whether a CPU_FLASH group serves the engine's bf16 cache with AVX512-BF16 dot products.
 bool uses_bf16_dot_products(const Engine& engine);
 // The logit tolerance of a dense check of `engine`. With f32 products both computations are f32
