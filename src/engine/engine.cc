@@ -4,10 +4,14 @@
 
 #include "attnrt/engine/engine.h"
 
+#include <optional>
+
 #include "attnrt/backends/builtin_backends.h"
+#include "attnrt/runner/tensor_parallel.h"
 #include "captured_graphs.h"
 #include "core/fail.h"
 #include "engine_work.h"
+#include "step_broadcast.h"
 
 namespace attnrt {
 namespace {
@@ -59,6 +63,44 @@ AttentionPlan executable_plan(const EngineConfig& config, const BackendRegistry&
   return plan;
 }
 
+// Every rank plans; when one fails, all stop with one line (check_every_rank) instead of the
+// others waiting in the next collective.
+AttentionPlan plan_on_every_rank(const EngineConfig& config, const BackendRegistry& registry,
+                                 Communicator& communicator) {
+  if (communicator.world() == 1) return executable_plan(config, registry);
+  std::optional<AttentionPlan> plan;
+  std::string failure;
+  try {
+    plan.emplace(executable_plan(config, registry));
+  } catch (const Error& error) {
+    failure = error.what();
+  }
+  check_every_rank(communicator, failure, "to plan attention");
+  return std::move(*plan);
+}
+
+// vLLM's get_kv_cache_configs: the same groups on every rank, and the smallest block count.
+std::int64_t agree_kv_blocks(const KVCachePlan& plan, Communicator& communicator) {
+  const KVCachePlanSummary own = summarize_kv_cache_plan(plan);
+  if (communicator.world() == 1) return own.num_blocks;
+  const std::vector<std::string> texts =
+      all_gather_strings(communicator, std::to_string(own.num_blocks) + "\n" + own.groups);
+  std::vector<KVCachePlanSummary> ranks;
+  for (const std::string& text : texts) {
+    const std::size_t newline = text.find('\n');
+    KVCachePlanSummary& summary = ranks.emplace_back();
+    summary.num_blocks = std::stoll(text.substr(0, newline));
+    summary.groups = text.substr(newline + 1);
+  }
+  return agree_kv_cache_plans(ranks);
+}
+
+// The scheduler hands out the agreed blocks only; a rank that planned more leaves the rest idle.
+KVCacheConfig with_blocks(KVCacheConfig config, std::int64_t num_blocks) {
+  config.num_blocks = num_blocks;
+  return config;
+}
+
 KVCacheAllocation allocate_and_bind(const EngineConfig& config, AttentionPlan& plan) {
   KVCacheAllocation cache =
       allocate_kv_cache(plan.kv.kv_cache_config, Device::cpu(), plan.backends.kernel_block_sizes);
@@ -85,6 +127,7 @@ TinyTransformerOptions model_options(const EngineOptions& options, const Attenti
   model.seed = options.seed;
   model.weight_dtype = options.weight_dtype;
   model.fast_prefill_layers = plan.fast_prefill_layers;
+  model.communicator = options.communicator;
   return model;
 }
 
@@ -93,8 +136,10 @@ TinyTransformerOptions model_options(const EngineOptions& options, const Attenti
 Engine::Engine(const EngineConfig& config, EngineOptions options)
     : config_(with_overrides(config, options)),
       options_(std::move(options)),
+      communicator_(options_.communicator != nullptr ? options_.communicator : &single_process_),
       registry_(registry_for(config_, options_)),
-      plan_(executable_plan(config_, registry_)),
+      plan_(plan_on_every_rank(config_, registry_, *communicator_)),
+      agreed_kv_blocks_(agree_kv_blocks(plan_.kv, *communicator_)),
       model_(config_, plan_.kv.forward_context, model_options(options_, plan_)),
       kv_cache_(allocate_and_bind(config_, plan_)),
       block_tables_(
@@ -106,7 +151,12 @@ Engine::Engine(const EngineConfig& config, EngineOptions options)
           std::make_unique<LayerGroupIndex>(plan_.kv.forward_context, plan_.backends.attn_groups)),
       captured_(std::make_unique<CapturedGraphs>()),
       work_(std::make_unique<LayerWorkModel>(model_)),
-      scheduler_(config_, plan_.kv.kv_cache_config) {
+      scheduler_(config_, with_blocks(plan_.kv.kv_cache_config, agreed_kv_blocks_)) {
+  if (communicator_->world() > 1) {
+    step_broadcast_ = std::make_unique<StepBroadcast>(
+        *communicator_, static_cast<int>(plan_.kv.kv_cache_config.kv_cache_groups.size()),
+        config_.scheduler.max_num_seqs);
+  }
   const auto max_tokens = static_cast<std::size_t>(config_.scheduler.max_num_batched_tokens);
   const auto max_reqs = static_cast<std::size_t>(config_.scheduler.max_num_seqs);
   if (config_.cache.kv_sharing_fast_prefill) {
@@ -122,6 +172,9 @@ Engine::Engine(const EngineConfig& config, EngineOptions options)
 }
 
 RequestId Engine::add_request(std::span<const std::int32_t> prompt, int max_tokens) {
+  if (rank() != 0) {
+    fail("engine: rank {} follows rank 0's scheduler; add requests on rank 0 only", rank());
+  }
   for (std::size_t i = 0; i < prompt.size(); ++i) {
     if (prompt[i] < 0 || prompt[i] >= model_.vocab_size()) {
       fail("engine: prompt token {} is {}, outside the vocabulary of {} tokens", i, prompt[i],
@@ -137,6 +190,7 @@ RequestId Engine::add_request(std::span<const std::int32_t> prompt, int max_toke
 }
 
 void Engine::abort_request(RequestId id) {
+  if (rank() != 0) fail("engine: rank {} has no requests to abort; abort on rank 0", rank());
   scheduler_.abort_request(id);  // throws for an id that is not queued or running
   records_[static_cast<std::size_t>(id)].aborted = true;
   ++num_aborted_;

@@ -24,7 +24,29 @@ TokenAgreement token_agreement(std::span<const float> dense_logits, std::int32_t
   return gap <= tie_margin ? TokenAgreement::near_tie : TokenAgreement::differs;
 }
 
+namespace {
+
+// Rank 0 sends each request's tokens before computing it; every rank runs the dense forward in
+// step (its projections all-reduce). An empty sequence ends the check.
+DenseResult dense_forward_on_every_rank(const Engine& engine, std::vector<std::int32_t>& tokens) {
+  if (engine.communicator().world() > 1) {
+    std::vector<std::int64_t> values(tokens.begin(), tokens.end());
+    broadcast_values(engine.communicator(), values, 0);
+    tokens.assign(values.begin(), values.end());
+  }
+  return tokens.empty() ? DenseResult{} : dense_forward(engine.model(), tokens);
+}
+
+DenseCheck follow_dense_check(const Engine& engine) {
+  std::vector<std::int32_t> tokens{0};
+  while (!tokens.empty()) dense_forward_on_every_rank(engine, tokens);
+  return {};
+}
+
+}  // namespace
+
 DenseCheck check_against_dense(const Engine& engine, double tie_margin) {
+  if (engine.rank() != 0) return follow_dense_check(engine);
   const TinyTransformer& model = engine.model();
   const auto vocab = static_cast<std::size_t>(model.vocab_size());
   DenseCheck check;
@@ -32,6 +54,8 @@ DenseCheck check_against_dense(const Engine& engine, double tie_margin) {
   for (const RequestRecord& request : engine.requests()) {
     if (request.output.empty()) continue;
     if (request.logits.size() != request.output.size() * vocab) {
+      tokens.clear();
+      dense_forward_on_every_rank(engine, tokens);  // the other ranks stop too
       fail(
           "check: request {} kept {} logits for {} generated tokens; create the engine with "
           "EngineOptions::record_logits",
@@ -40,7 +64,7 @@ DenseCheck check_against_dense(const Engine& engine, double tie_margin) {
     // Generated token k was sampled at position prompt + k - 1; the last one is never fed back.
     tokens.assign(request.prompt.begin(), request.prompt.end());
     tokens.insert(tokens.end(), request.output.begin(), request.output.end() - 1);
-    const DenseResult dense = dense_forward(model, tokens);
+    const DenseResult dense = dense_forward_on_every_rank(engine, tokens);
     for (std::size_t k = 0; k < request.output.size(); ++k) {
       const std::span<const float> expected =
           dense.row(static_cast<int>(request.prompt.size() + k) - 1);
@@ -55,6 +79,8 @@ DenseCheck check_against_dense(const Engine& engine, double tie_margin) {
       check.tokens_total += 1;
     }
   }
+  tokens.clear();
+  dense_forward_on_every_rank(engine, tokens);
   return check;
 }
 

@@ -9,6 +9,7 @@
 #include "attnrt/engine/engine.h"
 #include "captured_graphs.h"
 #include "engine_work.h"
+#include "step_broadcast.h"
 
 namespace attnrt {
 namespace {
@@ -22,13 +23,15 @@ double seconds_since(Clock::time_point start) {
 }  // namespace
 
 bool Engine::step() {
-  if (!scheduler_.has_unfinished_requests()) return false;
   const Clock::time_point start = Clock::now();
-  const SchedulerOutput& output = scheduler_.schedule();
+  const SchedulerOutput* next = next_step_output();
+  if (next == nullptr) return false;
+  const SchedulerOutput& output = *next;
+  const bool leader = rank() == 0;
   apply_scheduler_output(output);
   if (output.scheduled.empty()) {  // every running request was preempted; they resume later
     sampled_.clear();
-    scheduler_.update_from_output(sampled_);
+    if (leader) scheduler_.update_from_output(sampled_);
     return true;
   }
   lay_out_batch(output);
@@ -51,14 +54,28 @@ bool Engine::step() {
           ? captured_->replay(descriptor_)
           : build_eager_metadata(fast_prefill ? &*fast_prefill : nullptr);
   run_model(metadata, fast_prefill);
-  sample(output);
-  for (const Request* request : scheduler_.update_from_output(sampled_)) {
-    records_[static_cast<std::size_t>(request->id)].finished = true;
-    ++num_finished_;
+  if (leader) {
+    sample(output);
+    for (const Request* request : scheduler_.update_from_output(sampled_)) {
+      records_[static_cast<std::size_t>(request->id)].finished = true;
+      ++num_finished_;
+    }
   }
   count_step(output, seconds_since(start));
   if (fast_prefill) count_fast_prefill(*fast_prefill, forward_seconds_);
   return true;
+}
+
+// Rank 0 schedules (and tells the other ranks); the others take what it sent.
+const SchedulerOutput* Engine::next_step_output() {
+  if (rank() != 0) return step_broadcast_->receive();
+  if (!scheduler_.has_unfinished_requests()) {
+    if (step_broadcast_) step_broadcast_->send_stop();
+    return nullptr;
+  }
+  const SchedulerOutput& output = scheduler_.schedule();
+  if (step_broadcast_) step_broadcast_->send(output);
+  return &output;
 }
 
 // Rows of released requests are emptied first: a request admitted this step may reuse the slot.

@@ -61,7 +61,8 @@ TokenAgreement token_agreement(std::span<const float> dense_logits, std::int32_t
 // Recomputes every request with dense_forward (one pass over its prompt and generated tokens)
 // and compares each generated token's logits row; a differing token is a near-tie when its
 // dense logit is at most `tie_margin` below the argmax's. Throws Error unless the engine
-// recorded logits (EngineOptions::record_logits).
+// recorded logits (EngineOptions::record_logits). A tensor-parallel engine calls it on every
+// rank (the dense forward all-reduces too); rank 0 returns the figures, the others zeros.
 DenseCheck check_against_dense(const Engine& engine, double tie_margin = 0);
 
 // The CPU_FLASH backend of the plan's first group that runs it unwrapped, or nullptr.

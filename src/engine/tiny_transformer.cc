@@ -7,6 +7,7 @@
 
 #include "attnrt/config/cg_support.h"
 #include "attnrt/core/checked_math.h"
+#include "attnrt/runner/tensor_parallel.h"
 #include "core/fail.h"
 
 namespace attnrt {
@@ -44,6 +45,7 @@ TinyTransformer::TinyTransformer(const EngineConfig& config, const ForwardContex
   max_num_tokens_ =
       options.max_num_tokens > 0 ? options.max_num_tokens : config.scheduler.max_num_batched_tokens;
   check_layers();
+  set_tensor_parallel();
   describe_layers();
   set_fast_prefill_layers(options.fast_prefill_layers);
   max_num_logits_ = max_logits_rows(config, max_num_tokens_);
@@ -93,6 +95,46 @@ void TinyTransformer::check_layers() const {
   }
 }
 
+void TinyTransformer::set_tensor_parallel() {
+  if (options_.communicator == nullptr) return;
+  rank_ = options_.communicator->rank();
+  world_ = options_.communicator->world();
+  if (world_ < 1 || rank_ < 0 || rank_ >= world_) {
+    fail("model {}: rank {} of a world of {} ranks", config_->model.name, rank_, world_);
+  }
+  if (world_ != config_->parallel.tensor_parallel_size) {
+    fail(
+        "model {}: the communicator has {} ranks, but parallel.tensor_parallel_size is {}; "
+        "launch as many ranks as the config splits the heads across",
+        config_->model.name, world_, config_->parallel.tensor_parallel_size);
+  }
+  if ((kMlpExpansion * hidden_size_) % world_ != 0) {
+    fail("model {}: the MLP's {} intermediate columns cannot be split evenly across {} ranks",
+         config_->model.name, kMlpExpansion * hidden_size_, world_);
+  }
+}
+
+// The layer's heads in the whole model, and where this rank's begin (rank_head_range's rule).
+void TinyTransformer::describe_rank_heads(Layer& layer, const AttentionLayer& attention) const {
+  const AttentionShape& s = layer.shape;
+  layer.model_num_heads = s.num_heads;
+  layer.model_num_kv_heads = s.num_kv_heads;
+  if (world_ == 1) return;
+  const auto& layers = config_->model.layers;
+  const auto config = std::find_if(layers.begin(), layers.end(), [&](const LayerConfig& l) {
+    return l.name == attention.name();
+  });
+  if (config == layers.end()) {
+    fail("layer {}: not in the config's model.layers, so its heads cannot be split across ranks",
+         attention.name());
+  }
+  const RankHeadRange heads = rank_head_range(*config, rank_, world_);
+  layer.model_num_heads = config->num_heads;
+  layer.model_num_kv_heads = s.type == AttentionType::mla ? s.num_kv_heads : config->num_kv_heads;
+  layer.query_begin = heads.query_begin;
+  layer.kv_begin = heads.kv_begin;
+}
+
 void TinyTransformer::describe_layers() {
   const ForwardContext& context = *forward_context_;
   layers_.resize(context.size());
@@ -121,6 +163,7 @@ void TinyTransformer::describe_layers() {
     // part, the first head_size_v entries, stays position-free.
     layer.rotary_first = mla ? s.head_size_v : 0;
     layer.rotary_dim = s.head_size - layer.rotary_first;
+    describe_rank_heads(layer, attention);
   }
 }
 
@@ -166,7 +209,9 @@ void TinyTransformer::check_step_buffer_bytes() const {
   const std::uint64_t hidden = hidden_size_;
   const std::uint64_t intermediate = intermediate_size();
   const std::string_view what = "the built-in transformer's step buffers";
-  const std::uint64_t per_token = 3 * hidden + widest_qkv + widest_output + 3 * intermediate + 1;
+  const std::uint64_t partial = world_ > 1 ? hidden : 0;
+  const std::uint64_t per_token =
+      3 * hidden + widest_qkv + widest_output + 3 * intermediate + partial + 1;
   const std::uint64_t per_logit = hidden + static_cast<std::uint64_t>(vocab_size_);
   const std::uint64_t floats =
       checked_add(checked_mul(static_cast<std::uint64_t>(max_num_tokens_), per_token, what),
@@ -197,6 +242,7 @@ DecoderActivations TinyTransformer::make_activations(int capacity) const {
   acts.attention.assign(rows * output_width, 0.f);
   acts.gate_up.assign(rows * 2 * intermediate_size(), 0.f);
   acts.mlp.assign(rows * intermediate_size(), 0.f);
+  if (world_ > 1) acts.partial.assign(rows * hidden_size_, 0.f);
   return acts;
 }
 

@@ -39,8 +39,7 @@ void TinyTransformer::attention_output_and_mlp(int layer, RowsView hidden,
   const Layer& l = layers_[layer];
   const int rows = hidden.num_rows;
   const int intermediate = intermediate_size();
-  matmul(rows_of(acts.attention, rows, l.output_width), l.weights.output, hidden,
-         /*accumulate=*/true, options_.num_threads);
+  add_projection(rows_of(acts.attention, rows, l.output_width), l.weights.output, hidden, acts);
 
   const RowsView normed = rows_of(acts.normed, rows, hidden_size_);
   rms_norm(hidden, l.weights.mlp_norm, kNormEps, normed);
@@ -48,7 +47,26 @@ void TinyTransformer::attention_output_and_mlp(int layer, RowsView hidden,
   matmul(normed, l.weights.gate_up, gate_up, false, options_.num_threads);
   const RowsView mlp = rows_of(acts.mlp, rows, intermediate);
   swiglu(gate_up, intermediate, mlp);
-  matmul(mlp, l.weights.down, hidden, /*accumulate=*/true, options_.num_threads);
+  add_projection(mlp, l.weights.down, hidden, acts);
+}
+
+// On one rank the product adds straight into the residual stream; split across ranks, each
+// rank's partial sum over its heads (or MLP columns) is all-reduced first.
+void TinyTransformer::add_projection(RowsView x, const WeightMatrix& w, RowsView hidden,
+                                     DecoderActivations& acts) const {
+  if (world_ == 1) {
+    matmul(x, w, hidden, /*accumulate=*/true, options_.num_threads);
+    return;
+  }
+  const RowsView partial = rows_of(acts.partial, hidden.num_rows, hidden_size_);
+  matmul(x, w, partial, /*accumulate=*/false, options_.num_threads);
+  const std::size_t size = static_cast<std::size_t>(hidden.num_rows) * hidden_size_;
+  options_.communicator->all_reduce_sum(std::span(acts.partial).first(size));
+  for (int r = 0; r < hidden.num_rows; ++r) {
+    float* out = hidden.row(r);
+    const float* sum = partial.row(r);
+    for (int c = 0; c < hidden_size_; ++c) out[c] += sum[c];
+  }
 }
 
 void TinyTransformer::lm_head(RowsView hidden, RowsView logits) const {

@@ -2,7 +2,8 @@
 // model seed and the tensor's id, so a seed names one model and adding a layer does not change
 // the others. Projections have variance 1/fan_in, so activations keep their scale through a
 // block; the output and down projections are further scaled by 1/sqrt(2 x layers) (GPT-2's
-// residual scaling), so the residual stream grows slowly with depth.
+// residual scaling), so the residual stream grows slowly with depth. A tensor-parallel rank
+// generates the whole-model tensors and keeps its slice, so every world runs the same model.
 
 #include <cmath>
 
@@ -68,6 +69,33 @@ std::vector<float> random_gain(DType dtype, int size, SplitMix64 random) {
   return gain;
 }
 
+// [begin, begin + count) of a matrix's rows or columns.
+struct Span {
+  int begin = 0;
+  int count = 0;
+};
+
+WeightMatrix keep_columns(const WeightMatrix& full, std::initializer_list<Span> spans) {
+  int cols = 0;
+  for (const Span& span : spans) cols += span.count;
+  WeightMatrix kept(full.dtype(), full.rows(), cols);
+  for (int r = 0; r < full.rows(); ++r) {
+    int c = 0;
+    for (const Span& span : spans) {
+      for (int k = 0; k < span.count; ++k) kept.set(r, c++, full.get(r, span.begin + k));
+    }
+  }
+  return kept;
+}
+
+WeightMatrix keep_rows(const WeightMatrix& full, Span rows) {
+  WeightMatrix kept(full.dtype(), rows.count, full.cols());
+  for (int r = 0; r < rows.count; ++r) {
+    for (int c = 0; c < full.cols(); ++c) kept.set(r, c, full.get(rows.begin + r, c));
+  }
+  return kept;
+}
+
 // Uniform in [-b, b) has variance b²/3: b = sqrt(3 / fan_in) gives variance 1 / fan_in.
 float fan_in_bound(int fan_in) {
   return std::sqrt(3.f / static_cast<float>(fan_in));
@@ -103,30 +131,52 @@ void TinyTransformer::generate_weights() {
   }
 
   const std::uint64_t seed = options_.seed;
-  const float residual_scale = 1.f / std::sqrt(2.f * static_cast<float>(num_layers()));
   embedding_ =
       random_matrix(dtype, vocab_size_, hidden_size_, std::sqrt(3.f), stream(seed, kEmbedding));
-  for (int i = 0; i < num_layers(); ++i) {
-    Layer& layer = layers_[i];
-    BlockWeights& w = layer.weights;
-    const int qkv = layer.query_width + layer.key_width + layer.value_width;
-    const int mlp = intermediate_size();
-    w.attention_norm =
-        random_gain(dtype, hidden_size_, stream(seed, layer_tensor(i, kAttentionNorm)));
-    w.qkv = random_matrix(dtype, hidden_size_, qkv, fan_in_bound(hidden_size_),
-                          stream(seed, layer_tensor(i, kQkv)));
-    w.output = random_matrix(dtype, layer.output_width, hidden_size_,
-                             fan_in_bound(layer.output_width) * residual_scale,
-                             stream(seed, layer_tensor(i, kOutput)));
-    w.mlp_norm = random_gain(dtype, hidden_size_, stream(seed, layer_tensor(i, kMlpNorm)));
-    w.gate_up = random_matrix(dtype, hidden_size_, 2 * mlp, fan_in_bound(hidden_size_),
-                              stream(seed, layer_tensor(i, kGateUp)));
-    w.down = random_matrix(dtype, mlp, hidden_size_, fan_in_bound(mlp) * residual_scale,
-                           stream(seed, layer_tensor(i, kDown)));
-  }
+  for (int i = 0; i < num_layers(); ++i) generate_layer_weights(i);
   final_norm_ = random_gain(dtype, hidden_size_, stream(seed, kFinalNorm));
   lm_head_ = random_matrix(dtype, hidden_size_, vocab_size_, fan_in_bound(hidden_size_),
                            stream(seed, kLmHead));
+}
+
+}  // namespace attnrt
+
+namespace attnrt {
+
+// The whole model's tensors of layer `i`, then this rank's columns and rows of them.
+void TinyTransformer::generate_layer_weights(int i) {
+  const DType dtype = options_.weight_dtype;
+  const std::uint64_t seed = options_.seed;
+  const float residual_scale = 1.f / std::sqrt(2.f * static_cast<float>(num_layers()));
+  Layer& layer = layers_[i];
+  const AttentionShape& s = layer.shape;
+  BlockWeights& w = layer.weights;
+  const int kv_heads = layer.key_width == 0 ? 0 : layer.model_num_kv_heads;
+  const int query = layer.model_num_heads * s.head_size;
+  const int key = kv_heads * s.head_size;
+  const int value = layer.value_width == 0 ? 0 : kv_heads * s.head_size_v;
+  const int output = layer.model_num_heads * s.head_size_v;
+  const int mlp = kMlpExpansion * hidden_size_;
+  w.attention_norm =
+      random_gain(dtype, hidden_size_, stream(seed, layer_tensor(i, kAttentionNorm)));
+  w.qkv = random_matrix(dtype, hidden_size_, query + key + value, fan_in_bound(hidden_size_),
+                        stream(seed, layer_tensor(i, kQkv)));
+  w.output = random_matrix(dtype, output, hidden_size_, fan_in_bound(output) * residual_scale,
+                           stream(seed, layer_tensor(i, kOutput)));
+  w.mlp_norm = random_gain(dtype, hidden_size_, stream(seed, layer_tensor(i, kMlpNorm)));
+  w.gate_up = random_matrix(dtype, hidden_size_, 2 * mlp, fan_in_bound(hidden_size_),
+                            stream(seed, layer_tensor(i, kGateUp)));
+  w.down = random_matrix(dtype, mlp, hidden_size_, fan_in_bound(mlp) * residual_scale,
+                         stream(seed, layer_tensor(i, kDown)));
+  if (world_ == 1) return;
+  const int rank_mlp = intermediate_size();
+  w.qkv = keep_columns(w.qkv, {{layer.query_begin * s.head_size, layer.query_width},
+                               {query + layer.kv_begin * s.head_size, layer.key_width},
+                               {query + key + layer.kv_begin * s.head_size_v, layer.value_width}});
+  w.output = keep_rows(w.output, {layer.query_begin * s.head_size_v, layer.output_width});
+  w.gate_up =
+      keep_columns(w.gate_up, {{rank_ * rank_mlp, rank_mlp}, {mlp + rank_ * rank_mlp, rank_mlp}});
+  w.down = keep_rows(w.down, {rank_ * rank_mlp, rank_mlp});
 }
 
 }  // namespace attnrt

@@ -30,14 +30,23 @@ RankHeadRange heads_on_rank(const LayerConfig& layer, const AttentionLayer& per_
   return range;
 }
 
-}  // namespace
-
-RankPlan plan_for_rank(const EngineConfig& config, int rank, int world,
-                       const BackendRegistry& registry) {
+void check_rank(int rank, int world) {
   if (world < 1) fail("tensor parallel: the world has {} ranks; it needs at least 1", world);
   if (rank < 0 || rank >= world) {
     fail("tensor parallel: rank {} is outside the world of {} ranks [0, {})", rank, world, world);
   }
+}
+
+}  // namespace
+
+RankHeadRange rank_head_range(const LayerConfig& layer, int rank, int world) {
+  check_rank(rank, world);
+  return heads_on_rank(layer, AttentionLayer(layer, world), rank, world);
+}
+
+RankPlan plan_for_rank(const EngineConfig& config, int rank, int world,
+                       const BackendRegistry& registry) {
+  check_rank(rank, world);
   EngineConfig ranked = config;
   ranked.parallel.tensor_parallel_size = world;
   RankPlan result;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "attnrt/attention/backend_registry.h"
+#include "attnrt/engine/communicator.h"
 #include "attnrt/engine/engine_stats.h"
 #include "attnrt/engine/scheduler.h"
 #include "attnrt/engine/tiny_transformer.h"
@@ -32,6 +33,7 @@ namespace attnrt {
 class CapturedGraphs;
 class LayerGroupIndex;
 class LayerWorkModel;
+class StepBroadcast;
 
 struct EngineOptions {
   std::uint64_t seed = 0;  // names the model's weights
@@ -43,6 +45,12 @@ struct EngineOptions {
   bool record_logits = false;
   // Backends added to the registry (tests: backends the built-in registry does not hold).
   std::vector<AttentionBackendPtr> extra_backends;
+  // The tensor-parallel group this engine is one rank of (it must outlive the engine); null: one
+  // rank. Every rank plans its share of the heads (parallel.tensor_parallel_size must be the
+  // world), the ranks agree on the KV cache at start-up (agree_kv_cache_plans), rank 0 schedules
+  // and broadcasts each step, and the others follow: call step() or run() on every rank, and
+  // add requests on rank 0 only.
+  Communicator* communicator = nullptr;
 };
 
 // One request as the engine saw it.
@@ -66,12 +74,13 @@ class Engine {
   ~Engine();
 
   // Queues a request (ids 0, 1, ... in order); see Scheduler::add_request for its errors.
+  // Rank 0 only: the other ranks of a tensor-parallel group follow its scheduler.
   RequestId add_request(std::span<const std::int32_t> prompt, int max_tokens);
   // Cancels a queued or running request between steps (Scheduler::abort_request): its KV blocks
   // are free at once, its record is marked aborted. Throws Error, changing nothing, for an
   // unknown, finished or already aborted id.
   void abort_request(RequestId id);
-  // Runs one step; false when no request is left.
+  // Runs one step; false when no request is left (other ranks: when rank 0 said so).
   bool step();
   // Steps until every request finished, calling `on_step` after each step.
   void run(const std::function<void(const Engine&)>& on_step = {});
@@ -85,6 +94,10 @@ class Engine {
   int num_kv_blocks() const;  // usable manager blocks (the null block excluded)
 
   const EngineConfig& config() const { return config_; }  // with the options' overrides
+  Communicator& communicator() const { return *communicator_; }
+  int rank() const { return communicator_->rank(); }
+  // The KV blocks every rank uses (the smallest of the ranks' plans; the null block included).
+  std::int64_t agreed_kv_blocks() const { return agreed_kv_blocks_; }
   const AttentionPlan& plan() const { return plan_; }
   const CudaGraphManager& graph_manager() const { return graphs_; }
   std::size_t num_captured_graphs() const;
@@ -105,6 +118,7 @@ class Engine {
   void lay_out_capture_batch(const BatchExecutionDescriptor& descriptor);
 
   // One step (engine_step.cc).
+  const SchedulerOutput* next_step_output();
   void apply_scheduler_output(const SchedulerOutput& output);
   void lay_out_batch(const SchedulerOutput& output);
   void map_slots(std::span<const std::uint8_t> is_padding);
@@ -118,8 +132,11 @@ class Engine {
 
   EngineConfig config_;
   EngineOptions options_;
+  SingleProcessCommunicator single_process_;
+  Communicator* communicator_;
   BackendRegistry registry_;
   AttentionPlan plan_;
+  std::int64_t agreed_kv_blocks_;  // before the model: ranks that disagree stop before building
   // Before the KV cache: the model refuses a config its weights or step buffers cannot hold
   // before gigabytes of cache are allocated and zeroed.
   TinyTransformer model_;
@@ -133,6 +150,7 @@ class Engine {
   std::unique_ptr<CapturedGraphs> captured_;
   std::unique_ptr<const LayerWorkModel> work_;
   Scheduler scheduler_;
+  std::unique_ptr<StepBroadcast> step_broadcast_;  // world > 1
 
   // Persistent step buffers, sized at start-up.
   std::vector<ScheduledRequest> scheduled_;  // the batch's requests, as InputBatch takes them

@@ -6,6 +6,10 @@
 // residual → RMSNorm → SwiGLU MLP (intermediate 2 x hidden) + residual; then a final RMSNorm and
 // the LM head. Weights come from a seeded generator, so a seed names a model. On steps with
 // fast-prefill rows, the trailing KV-sharing layers run on those rows only (SEMANTICS §6.5).
+// Split across tensor-parallel ranks (Megatron style), rank r holds the columns of its heads in
+// the QKV projection and their rows in the output projection, a slice of the MLP's columns
+// (gate, up) and rows (down), cut from the same seeded full-model weights; the output and down
+// projections' partial sums are all-reduced, so every rank keeps the whole residual stream.
 
 #include <cstdint>
 #include <set>
@@ -16,6 +20,7 @@
 #include "attnrt/attention/attention_metadata_builder.h"
 #include "attnrt/attention/forward_context.h"
 #include "attnrt/config/engine_config.h"
+#include "attnrt/engine/communicator.h"
 #include "attnrt/engine/model_math.h"
 
 namespace attnrt {
@@ -34,6 +39,10 @@ struct TinyTransformerOptions {
   // Threads of the dense projections; results are the same for any count. 1 by default: on a
   // loaded machine, OpenMP barriers cost more than they save.
   int num_threads = 1;
+  // The tensor-parallel group this model is one rank of (it must outlive the model); null: one
+  // rank. The forward context must hold this rank's share of the heads (tensor_parallel_size =
+  // the group's world).
+  Communicator* communicator = nullptr;
 };
 
 // One step's inputs. Spans point into the caller's persistent buffers.
@@ -61,6 +70,7 @@ struct DecoderActivations {
   std::vector<float> attention;  // [capacity, widest attention output]
   std::vector<float> gate_up;    // [capacity, 2 * intermediate]
   std::vector<float> mlp;        // [capacity, intermediate]
+  std::vector<float> partial;    // [capacity, hidden]: a rank's share before the all-reduce
 };
 
 // The attention operands of one layer inside a DecoderActivations.
@@ -111,7 +121,10 @@ class TinyTransformer {
   const TinyTransformerOptions& options() const { return options_; }
   int hidden_size() const { return hidden_size_; }
   int vocab_size() const { return vocab_size_; }
-  int intermediate_size() const { return kMlpExpansion * hidden_size_; }
+  // The MLP's intermediate width on this rank: kMlpExpansion x hidden / world.
+  int intermediate_size() const { return kMlpExpansion * hidden_size_ / world_; }
+  int rank() const { return rank_; }
+  int world() const { return world_; }
   int num_layers() const { return static_cast<int>(layers_.size()); }
   int max_num_tokens() const { return max_num_tokens_; }
   int max_num_logits() const { return max_num_logits_; }  // max_num_seqs x (1 + drafts)
@@ -147,14 +160,25 @@ class TinyTransformer {
     int output_width = 0;
     int rotary_first = 0;  // entries of each head that RoPE turns
     int rotary_dim = 0;
+    // The whole model's heads and this rank's first ones (tensor parallelism).
+    int model_num_heads = 0;
+    int model_num_kv_heads = 0;
+    int query_begin = 0;
+    int kv_begin = 0;
     BlockWeights weights;
   };
 
   void check_layers() const;
   void check_step_buffer_bytes() const;
   void describe_layers();
+  void describe_rank_heads(Layer& layer, const AttentionLayer& attention) const;
+  void set_tensor_parallel();
+  // Sum of every rank's `partial` rows, added to hidden's rows (world 1: the matmul adds them).
+  void add_projection(RowsView x, const WeightMatrix& w, RowsView hidden,
+                      DecoderActivations& acts) const;
   void set_fast_prefill_layers(const std::set<std::string>& names);
   void generate_weights();
+  void generate_layer_weights(int layer);
   void check_step(const ModelStep& step) const;
   void check_layer_metadata(const ModelStep& step, int layer, int rows) const;
   void run_layer(int layer, RowsView hidden, std::span<const std::int64_t> positions,
@@ -170,6 +194,8 @@ class TinyTransformer {
   int max_num_tokens_ = 0;
   int max_num_logits_ = 0;
   int first_fast_prefill_layer_ = 0;
+  int rank_ = 0;
+  int world_ = 1;
   std::vector<Layer> layers_;
   WeightMatrix embedding_;  // [vocab, hidden]
   std::vector<float> final_norm_;

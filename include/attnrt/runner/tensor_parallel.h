@@ -30,6 +30,10 @@ struct RankHeadRange {
   bool kv_replicated = false;  // another rank holds the same KV heads
 };
 
+// `layer`'s heads on `rank` of `world`. Throws Error when they do not divide or the rank is
+// outside [0, world).
+RankHeadRange rank_head_range(const LayerConfig& layer, int rank, int world);
+
 struct RankPlan {
   int rank = 0;
   int world = 1;
