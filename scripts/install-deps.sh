@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libdlpack-dev libhwy-dev libomp-dev
+  libdlpack-dev libhwy-dev libomp-dev libopenmpi-dev openmpi-bin
   clang-14 libclang-rt-14-dev llvm-14 clang-format-14 clang-tidy-14
   python3-dev pybind11-dev python3-torch python3-numpy python3-pytest python3-matplotlib
   python3-venv python3-pip python3-setuptools python3-wheel

@@ -113,8 +113,10 @@ FastPrefillComparison compare_fast_prefill(const EngineConfig& config, EngineOpt
   Engine off(config, options);
   FastPrefillComparison comparison;
   for (const WorkloadRequest& request : workload) {
-    on.add_request(request.prompt, 1);
-    off.add_request(request.prompt, 1);
+    if (on.rank() == 0) {  // the other ranks of a tensor-parallel group follow rank 0
+      on.add_request(request.prompt, 1);
+      off.add_request(request.prompt, 1);
+    }
     comparison.prompts += 1;
     comparison.prompt_tokens += static_cast<std::int64_t>(request.prompt.size());
   }

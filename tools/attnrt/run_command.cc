@@ -20,11 +20,13 @@
 #include "attnrt/core/printable.h"
 #include "attnrt/runner/kv_cache_plan.h"
 #include "cli_checks.h"
+#include "command_names.h"
 #include "commands.h"
 #include "core/fail.h"
 #include "engine/engine_workload.h"
 #include "engine_arg_options.h"
 #include "progress_line.h"
+#include "rank_group.h"
 #include "run_report.h"
 
 namespace attnrt::cli {
@@ -46,7 +48,25 @@ struct RunOptions {
   int compare = 16;          // prompts prefilled with fast prefill on and off side by side
   bool check = false;
   bool json = false;
+  double collective_timeout_s = 60;
 };
+
+// An error every rank saw at the same point: each prints its own line and finishes MPI
+// normally; any other error on a rank of many aborts the job.
+class StoppedTogether : public Error {
+ public:
+  using Error::Error;
+};
+
+// Every rank passes what failed on it (empty: nothing) before the next collective.
+void start_up_gate(Communicator& ranks, const std::string& failure) {
+  try {
+    check_every_rank(ranks, failure, "at start-up");
+  } catch (const Error& error) {
+    if (ranks.world() == 1) throw;
+    throw StoppedTogether(fmt::format("rank {}: {}", ranks.rank(), error.what()));
+  }
+}
 
 // A whole number of tokens from 1 to limits::kMaxModelLen, or nothing.
 std::optional<int> token_count(std::string_view text) {
@@ -90,7 +110,9 @@ EngineOptions engine_options(const RunOptions& options) {
   return engine;
 }
 
-int run_run(const RunOptions& options) {
+// The config, checked as vLLM checks it before allocating anything, and the engine.
+std::unique_ptr<Engine> start_engine(const RunOptions& options, Communicator& ranks,
+                                     const WorkloadOptions& workload_opts) {
   LoadedModel model = load_model(options.config_path, to_engine_args(options.engine_args));
   apply_device_budget(model, options.engine_args);
   const EngineConfig config = std::move(model.config);
@@ -100,28 +122,63 @@ int run_run(const RunOptions& options) {
       !capacity.fits) {
     fail("{}", capacity.message());
   }
-  const WorkloadOptions workload_opts = workload_options(options);
   check_workload_options(workload_opts, config.model.max_model_len);  // before any allocation
+  EngineOptions engine_opts = engine_options(options);
+  if (ranks.world() > 1) engine_opts.communicator = &ranks;
+  return std::make_unique<Engine>(config, engine_opts);
+}
+
+// Each rank's KV bytes and time in collectives, gathered on every rank (rank 0 reports them).
+TensorParallelReport tensor_parallel_report(const Engine& engine, const RankGroup& group) {
+  Communicator& ranks = engine.communicator();
+  const std::vector<double> bytes = all_gather_values(
+      ranks, static_cast<double>(engine.plan().kv.kv_cache_config.backing_bytes()));
+  const std::vector<double> seconds = all_gather_values(ranks, ranks.seconds_in_collectives());
+  TensorParallelReport report;
+  report.transport = group.transport();
+  for (std::size_t r = 0; r < bytes.size(); ++r) {
+    report.ranks.push_back({static_cast<std::uint64_t>(bytes[r]), seconds[r]});
+  }
+  return report;
+}
+
+int run_on_ranks(const RunOptions& options, RankGroup& group) {
+  Communicator& ranks = group.communicator();
+  const bool leader = ranks.rank() == 0;
+  std::unique_ptr<Engine> started;
+  std::string failure;
+  WorkloadOptions workload_opts;
+  try {
+    workload_opts = workload_options(options);
+    started = start_engine(options, ranks, workload_opts);
+  } catch (const Error& error) {
+    failure = error.what();
+  }
+  start_up_gate(ranks, failure);
+  Engine& engine = *started;
   const EngineOptions engine_opts = engine_options(options);
-  Engine engine(config, engine_opts);
   const std::vector<WorkloadRequest> workload = make_workload(
       workload_opts, engine.model().vocab_size(), engine.config().model.max_model_len);
-  if (!options.json) std::cout << plan_summary(engine, workload_opts) << std::flush;
-  submit(engine, workload);
+  if (leader && !options.json) std::cout << plan_summary(engine, workload_opts) << std::flush;
+  if (leader) submit(engine, workload);
 
   ProgressLine progress;
   const auto start = std::chrono::steady_clock::now();
-  engine.run([&progress](const Engine& e) { progress.update(e); });
+  engine.run([&progress, leader](const Engine& e) {
+    if (leader) progress.update(e);
+  });
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  progress.finish();
+  if (leader) progress.finish();
 
   RunReport report = make_run_report(engine, workload_opts, seconds);
   if (report.fast_prefill_enabled && options.compare > 0 && !workload.empty()) {
     const std::size_t prompts =
         std::min(workload.size(), static_cast<std::size_t>(options.compare));
+    EngineOptions compare_opts = engine_opts;
+    if (ranks.world() > 1) compare_opts.communicator = &ranks;
     report.comparison =
-        compare_fast_prefill(engine.config(), engine_opts, std::span(workload).first(prompts));
+        compare_fast_prefill(engine.config(), compare_opts, std::span(workload).first(prompts));
   }
   if (options.check) {
     // A near-tie: logits within the tolerance each may order the two tokens either way.
@@ -129,12 +186,31 @@ int run_run(const RunOptions& options) {
     report.check_tolerance = dense_check_tolerance(engine);
     report.check = check_against_dense(engine, 2 * report.check_tolerance);
   }
+  if (ranks.world() > 1) report.tensor_parallel = tensor_parallel_report(engine, group);
+  if (!leader) return 0;
   if (options.json) {
     std::cout << run_report_json(report).dump(2) << '\n';
   } else {
     std::cout << run_report_text(report);
   }
   return options.check && !report.check_passed() ? 1 : 0;
+}
+
+int run_run(const RunOptions& options) {
+  const std::unique_ptr<RankGroup> group = join_rank_group(options.collective_timeout_s);
+  if (group->communicator().world() == 1) return run_on_ranks(options, *group);
+  try {
+    return run_on_ranks(options, *group);
+  } catch (const StoppedTogether& error) {
+    // Every rank prints its line before any exits: mpirun stops the job at the first exit.
+    std::cerr << "attnrt: error: " + one_line(error.what()) + "\n" << std::flush;
+    all_gather_values(group->communicator(), 0);
+    return 2;
+  } catch (const Error& error) {
+    group->abort_all(fmt::format("attnrt: error: rank {}: {}", group->communicator().rank(),
+                                 one_line(error.what())));
+    throw;
+  }
 }
 
 }  // namespace
@@ -173,6 +249,10 @@ std::function<int()> add_run_command(CLI::App& app) {
                 "Recompute every request densely and compare logits and tokens (exit 1 if not "
                 "equal)");
   run->add_flag("--json", options->json, "Print the report as JSON");
+  run->add_option("--collective-timeout", options->collective_timeout_s,
+                  "Under mpirun: seconds a rank waits in a collective for the others before it "
+                  "stops the job (default 60)")
+      ->check(CLI::Range(0.1, 86400.0));
   return [run, options]() { return run->parsed() ? run_run(*options) : -1; };
 }
 

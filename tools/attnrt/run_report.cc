@@ -66,6 +66,14 @@ void append_comparison(std::string& text, const FastPrefillComparison& c) {
       c.first_tokens_match ? "identical" : "DIFFER");
 }
 
+void append_tensor_parallel(std::string& text, const TensorParallelReport& tp) {
+  text += fmt::format("  tensor parallel: {} ranks over {}\n", tp.ranks.size(), tp.transport);
+  for (std::size_t r = 0; r < tp.ranks.size(); ++r) {
+    text += fmt::format("    rank {}: KV cache {}, {:.3f} s in collectives\n", r,
+                        format_size(tp.ranks[r].kv_cache_bytes), tp.ranks[r].collective_seconds);
+  }
+}
+
 }  // namespace
 
 bool RunReport::check_passed() const {
@@ -153,6 +161,7 @@ std::string run_report_text(const RunReport& report) {
   }
   text += fmt::format("  KV cache: peak {} of {} blocks in use; {} preemptions\n", s.peak_kv_blocks,
                       report.kv_blocks, s.preemptions);
+  if (report.tensor_parallel) append_tensor_parallel(text, *report.tensor_parallel);
   text += fmt::format("  output digest {}\n", digest_hex(report.output_digest));
   if (report.comparison) append_comparison(text, *report.comparison);
   if (report.check) append_check(text, report);
@@ -206,6 +215,16 @@ nlohmann::json run_report_json(const RunReport& report) {
        {{"seed", report.workload.seed},
         {"prompt_len", {report.workload.min_prompt_len, report.workload.max_prompt_len}},
         {"output_len", {report.workload.min_output_len, report.workload.max_output_len}}}}};
+  if (report.tensor_parallel) {
+    nlohmann::json ranks = nlohmann::json::array();
+    for (const RankFigures& rank : report.tensor_parallel->ranks) {
+      ranks.push_back({{"kv_cache_bytes", rank.kv_cache_bytes},
+                       {"collective_seconds", rank.collective_seconds}});
+    }
+    json["tensor_parallel"] = {{"transport", report.tensor_parallel->transport},
+                               {"world", report.tensor_parallel->ranks.size()},
+                               {"ranks", ranks}};
+  }
   if (report.check) {
     json["check"] = {{"max_abs_logit_diff", report.check->max_abs_logit_diff},
                      {"tokens_agree", report.check->tokens_agree},

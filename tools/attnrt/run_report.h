@@ -5,11 +5,23 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "attnrt/engine/engine.h"
 #include "engine/engine_workload.h"
 
 namespace attnrt::cli {
+
+// One rank's share of a tensor-parallel run.
+struct RankFigures {
+  std::uint64_t kv_cache_bytes = 0;
+  double collective_seconds = 0;  // inside all-reduces and broadcasts, start-up included
+};
+
+struct TensorParallelReport {
+  std::string transport;  // "MPI"
+  std::vector<RankFigures> ranks;
+};
 
 struct RunReport {
   std::string model;
@@ -29,6 +41,7 @@ struct RunReport {
   double check_tolerance = 0;
   bool check_bf16_dot = false;  // CPU_FLASH served the bf16 cache with dot products
   std::optional<FastPrefillComparison> comparison;
+  std::optional<TensorParallelReport> tensor_parallel;  // world > 1
 
   bool check_passed() const;  // every token agrees and the logits are within tolerance
 };
