@@ -1,6 +1,7 @@
 // `attnrt run [CONFIG] [--requests N] [--prompt-len A:B] [--output-len A:B] [--seed S]
-// [--fast-prefill on|off] [--cudagraph MODE] [--compare N] [--check] [--json]`: the built-in model
-// driven through the engine on a seeded random workload, with its report.
+// [--fast-prefill on|off] [--cudagraph MODE] [--compare N] [--check] [--json]
+// [--collective-timeout S]`: the built-in model driven through the engine on a seeded random
+// workload, with its report; under mpirun, on tensor-parallel ranks (rank_group.h).
 
 #include <fmt/format.h>
 
