@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
 #include "attnrt/engine/engine.h"
 #include "engine/engine_workload.h"
 #include "error_of.h"
@@ -164,6 +165,26 @@ TEST(TensorParallelEngine, OnlyRankZeroTakesRequests) {
     }
     engine.run();
   });
+}
+
+// Every rank multiplies bf16 caches the way rank 0 measured (a probe per process could differ).
+TEST(TensorParallelEngine, RanksUseRankZerosBf16Products) {
+  std::vector<int> dot(2, -1);
+  run_ranks(2, [&](Communicator& c) {
+    EngineConfig config = config_for(2);
+    config.cache.dtype = DType::bf16;
+    EngineOptions options = options_for(&c);
+    options.backend = "CPU_FLASH";
+    Engine engine(config, options);
+    const CpuFlashBackend* flash = cpu_flash_backend_of(engine.plan());
+    ASSERT_NE(flash, nullptr);
+    dot[static_cast<std::size_t>(c.rank())] = flash->bf16_products().dot_products ? 1 : 0;
+    if (c.rank() == 1) {
+      EXPECT_NE(flash->bf16_products().reason.find("bf16_products = "), std::string::npos)
+          << flash->bf16_products().reason;
+    }
+  });
+  EXPECT_EQ(dot[0], dot[1]);
 }
 
 TEST(TensorParallelEngine, WorldMustMatchTheConfig) {

@@ -71,7 +71,7 @@ class ThreadCommunicator final : public Communicator {
   void broadcast(std::span<std::byte> data, int root) override {
     group_.post(rank_, data.data());
     group_.arrive_and_wait();
-    if (rank_ != root) std::memcpy(data.data(), group_.posted(root), data.size());
+    if (rank_ != root && !data.empty()) std::memcpy(data.data(), group_.posted(root), data.size());
     group_.arrive_and_wait();
   }
   double seconds_in_collectives() const override { return 0; }

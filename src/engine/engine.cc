@@ -7,6 +7,8 @@
 #include <optional>
 
 #include "attnrt/backends/builtin_backends.h"
+#include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
+#include "attnrt/backends/cpu_reference/cpu_reference_backend.h"
 #include "attnrt/runner/tensor_parallel.h"
 #include "captured_graphs.h"
 #include "core/fail.h"
@@ -40,10 +42,30 @@ EngineConfig with_overrides(EngineConfig config, const EngineOptions& options) {
   return config;  // layer backend names are checked against the registry when planning
 }
 
+// Rank 0's built-in backends, and on the other ranks the same ones with the bf16 products rank 0
+// measured: each process would probe on its own, and under load two probes may choose
+// differently, so the ranks' arithmetic (and the tokens) would depend on the timing.
+BackendRegistry builtin_backends_of_rank_zero(Communicator& ranks) {
+  const auto* flash =
+      dynamic_cast<const CpuFlashBackend*>(builtin_backends().find("CPU_FLASH").get());
+  if (ranks.world() == 1 || flash == nullptr) return builtin_backends();
+  std::int64_t dot_products = ranks.rank() == 0 && flash->bf16_products().dot_products ? 1 : 0;
+  ranks.broadcast(std::as_writable_bytes(std::span(&dot_products, 1)), 0);
+  if (ranks.rank() == 0) return builtin_backends();
+  CpuFlashOptions options;
+  options.bf16_products = dot_products != 0 ? Bf16Products::dot : Bf16Products::f32;
+  BackendRegistry registry;
+  registry.add(make_cpu_reference_backend());
+  registry.add(make_cpu_flash_backend(options));
+  registry.set_default(builtin_backends().default_name());
+  return registry;
+}
+
 // The built-in backends plus the options' extra ones, then the GPU and config profiles over
 // them (a config profile's kernel may name an extra backend).
-BackendRegistry registry_for(const EngineConfig& config, const EngineOptions& options) {
-  BackendRegistry executable = builtin_backends();
+BackendRegistry registry_for(const EngineConfig& config, const EngineOptions& options,
+                             Communicator& ranks) {
+  BackendRegistry executable = builtin_backends_of_rank_zero(ranks);
   for (const AttentionBackendPtr& backend : options.extra_backends) executable.add(backend);
   return make_backend_registry(config, executable);
 }
@@ -137,7 +159,7 @@ Engine::Engine(const EngineConfig& config, EngineOptions options)
     : config_(with_overrides(config, options)),
       options_(std::move(options)),
       communicator_(options_.communicator != nullptr ? options_.communicator : &single_process_),
-      registry_(registry_for(config_, options_)),
+      registry_(registry_for(config_, options_, *communicator_)),
       plan_(plan_on_every_rank(config_, registry_, *communicator_)),
       agreed_kv_blocks_(agree_kv_blocks(plan_.kv, *communicator_)),
       model_(config_, plan_.kv.forward_context, model_options(options_, plan_)),
