@@ -32,7 +32,8 @@
 HWY_BEFORE_NAMESPACE();
 namespace attnrt::cpu_flash::HWY_NAMESPACE {
 
-// The hand-written AVX-512 code (rotated rows, four-row streams, AVX512-BF16) is compiled here.
+// The hand-written AVX-512 code (avx512/: rotated rows, four-row streams, AVX512-BF16) is compiled
+// for this target.
 inline constexpr bool kAvx512Paths = ATTNRT_AVX512_TARGET;
 inline constexpr bool kHasBf16Dot = kAvx512Paths;
 

@@ -11,7 +11,7 @@
 #include "flash_targets.h"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "flash_gemv_bf16-inl.h"
+#include "flash_dispatch-inl.h"
 // clang-format on
 
 HWY_BEFORE_NAMESPACE();

@@ -10,8 +10,6 @@
 
 #include <omp.h>
 
-#include <type_traits>
-
 #include "flash_kernels.h"
 #include "flash_plan.h"
 
@@ -25,7 +23,6 @@
 #include "hwy/highway.h"
 #include "flash_gemm-inl.h"
 #include "flash_gemv-inl.h"
-#include "flash_gemv_bf16-inl.h"
 #include "flash_merge-inl.h"
 // clang-format on
 
@@ -43,8 +40,6 @@ void ATTNRT_FLASH_KERNEL(const ForwardTask& task) {
       const Item item = decode_item(task, i);
       if (task.plans[item.request].kind == ItemKind::gemm) {
         GemmItem<T>(task, item, scratch);
-      } else if constexpr (std::is_same_v<T, hwy::bfloat16_t>) {
-        GemvItemBf16Cache(task, item, scratch);
       } else {
         GemvItem<T>(task, item, scratch);
       }

@@ -1,7 +1,6 @@
 // Scores of the GEMV path, per Highway target: q·k for a chunk's keys and the few query rows of
-// one KV head. Generic: each (row, key) accumulates along the head dimension and a transpose-sum
-// finishes a vector of them at once. AVX-512, 3+ rows: the rows sit in 128-bit lane blocks
-// ("rotations") so no horizontal sum per key is needed.
+// one KV head. Each (row, key) accumulates along the head dimension and a transpose-sum finishes
+// a vector of them at once. (AVX-512, 3+ rows: avx512/f32_four_row_scores-inl.h.)
 
 #if defined(ATTNRT_CPU_FLASH_GEMV_SCORES_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ATTNRT_CPU_FLASH_GEMV_SCORES_INL_H_
@@ -14,10 +13,6 @@
 
 #include "flash_simd-inl.h"
 #include "flash_types.h"
-
-#if ATTNRT_AVX512_TARGET
-#include <immintrin.h>
-#endif
 
 HWY_BEFORE_NAMESPACE();
 namespace attnrt::cpu_flash::HWY_NAMESPACE {
@@ -83,27 +78,13 @@ HWY_INLINE VF TransposeSumOf(DF df, VF* v) {
 #endif
 }
 
-#if ATTNRT_AVX512_TARGET
-// Block r of every input k_b holds 4 partial sums of row r; lane b of block r of the result is
-// row r · key b.
-HWY_INLINE __m512 FourByFour(__m512 k0, __m512 k1, __m512 k2, __m512 k3) {
-  const __m512 t01 = _mm512_add_ps(_mm512_unpacklo_ps(k0, k1), _mm512_unpackhi_ps(k0, k1));
-  const __m512 t23 = _mm512_add_ps(_mm512_unpacklo_ps(k2, k3), _mm512_unpackhi_ps(k2, k3));
-  const __m512d lo = _mm512_unpacklo_pd(_mm512_castps_pd(t01), _mm512_castps_pd(t23));
-  const __m512d hi = _mm512_unpackhi_pd(_mm512_castps_pd(t01), _mm512_castps_pd(t23));
-  return _mm512_add_ps(_mm512_castpd_ps(lo), _mm512_castpd_ps(hi));
-}
-#endif
-
 // Lanes 0-3 of the result (on AVX-512, every block of 4) are the sums of the lanes of v[0..3]:
-// TransposeSumOf<4>, but on AVX-512 FourByFour's in-block unpacks and two block swaps, which are
-// shorter than its four levels of two-source permutes (the stream path waits on this every step).
+// TransposeSumOf<4>, but on AVX-512 in-block unpacks and two block swaps, which are shorter than
+// its four levels of two-source permutes (the stream path waits on this every step).
 HWY_INLINE VF SumsOfFour(DF df, VF* v) {
 #if ATTNRT_AVX512_TARGET
   (void)df;
-  __m512 sums = FourByFour(v[0].raw, v[1].raw, v[2].raw, v[3].raw);
-  sums = _mm512_add_ps(sums, _mm512_shuffle_f32x4(sums, sums, 0x4E));
-  return VF{_mm512_add_ps(sums, _mm512_shuffle_f32x4(sums, sums, 0xB1))};
+  return VF{LaneSumsOfFour(v[0].raw, v[1].raw, v[2].raw, v[3].raw)};
 #elif HWY_TARGET == HWY_SCALAR
   (void)df;
   return v[0];  // never called: the scalar target has fewer lanes than sums
@@ -184,87 +165,6 @@ HWY_INLINE void ChunkScores(const float* queries, int key_size, const std::byte*
     ScoreKeys<T, R, 1>(queries, key_size, tokens, key_offset, n, scores);
   }
 }
-
-#if ATTNRT_AVX512_TARGET
-// AVX-512 scores for groups of 4 rows without horizontal sums per key: lane block j (4 floats)
-// of rotation s holds row (j + s) % 4, so accumulator s sums row (j + s) % 4 in block j.
-// RowsInBlocks rotates them back (block r = row r) and FourByFour folds 4 keys × 4 rows
-// with in-lane shuffles. Used by the f32 and the bf16 dot-product paths.
-HWY_INLINE __m512 RowsInBlocks(const __m512 (&acc)[4]) {
-  __m512 sum = _mm512_add_ps(acc[0], _mm512_shuffle_f32x4(acc[1], acc[1], 0x93));
-  sum = _mm512_add_ps(sum, _mm512_shuffle_f32x4(acc[2], acc[2], 0x4E));
-  return _mm512_add_ps(sum, _mm512_shuffle_f32x4(acc[3], acc[3], 0x39));
-}
-
-// Block r of `sums` (lane b: row r · key b) to row r of a chunk's score buffer.
-HWY_INLINE void StoreRowsOfFour(__m512 sums, float* HWY_RESTRICT scores) {
-  _mm_storeu_ps(scores, _mm512_extractf32x4_ps(sums, 0));
-  _mm_storeu_ps(scores + kScoreStride, _mm512_extractf32x4_ps(sums, 1));
-  _mm_storeu_ps(scores + 2 * kScoreStride, _mm512_extractf32x4_ps(sums, 2));
-  _mm_storeu_ps(scores + 3 * kScoreStride, _mm512_extractf32x4_ps(sums, 3));
-}
-
-// f32 rows [R][key_size] (key_size a multiple of 16) → per group of 4 rows (zero rows pad the
-// last) the four rotations of every 16-entry chunk: [key_size / 16][4][16].
-template <int R>
-HWY_INLINE void RotateRowsByFourF32(const float* rows, int key_size, float* HWY_RESTRICT out) {
-  for (int g = 0; g < (R + 3) / 4; ++g) {
-    float* group = out + g * 4 * key_size;
-    for (int c = 0; c < key_size / 16; ++c) {
-      for (int s = 0; s < 4; ++s) {
-        for (int j = 0; j < 4; ++j) {
-          const int m = 4 * g + (j + s) % 4;
-          for (int e = 0; e < 4; ++e) {
-            group[(c * 4 + s) * 16 + j * 4 + e] =
-                m < R ? rows[m * key_size + c * 16 + j * 4 + e] : 0.f;
-          }
-        }
-      }
-    }
-  }
-}
-
-// Lane b of block r of the result is row r · key b.
-template <typename T>
-HWY_INLINE __m512 FourKeysFourRowsF32(const float* HWY_RESTRICT rotated, int key_size,
-                                      const T* const (&keys)[4]) {
-  const DF df;
-  __m512 acc[4][4];
-  HWY_UNROLL(16)
-  for (int i = 0; i < 16; ++i) acc[i / 4][i % 4] = _mm512_setzero_ps();
-  for (int c = 0; c < key_size / 16; ++c) {
-    __m512 k[4];
-    HWY_UNROLL(4)
-    for (int b = 0; b < 4; ++b) k[b] = LoadF32(df, keys[b] + c * 16).raw;
-    HWY_UNROLL(4)
-    for (int s = 0; s < 4; ++s) {
-      const __m512 q = _mm512_load_ps(rotated + (c * 4 + s) * 16);
-      HWY_UNROLL(4)
-      for (int b = 0; b < 4; ++b) acc[b][s] = _mm512_fmadd_ps(q, k[b], acc[b][s]);
-    }
-  }
-  return FourByFour(RowsInBlocks(acc[0]), RowsInBlocks(acc[1]), RowsInBlocks(acc[2]),
-                    RowsInBlocks(acc[3]));
-}
-
-// Scores of a chunk's keys for R >= 3 rows in groups of 4, 4 keys at a time; the last block
-// repeats the last key (its extra scores land past `count`, where the softmax masks).
-template <typename T, int R>
-HWY_INLINE void ChunkScoresByFourF32(const float* rotated, int key_size,
-                                     const std::byte* const* tokens, int key_offset, int count,
-                                     float* scores) {
-  for (int n = 0; n < count; n += 4) {
-    const T* keys[4];
-    for (int b = 0; b < 4; ++b) {
-      keys[b] = reinterpret_cast<const T*>(tokens[std::min(n + b, count - 1)]) + key_offset;
-    }
-    for (int g = 0; g < (R + 3) / 4; ++g) {
-      StoreRowsOfFour(FourKeysFourRowsF32<T>(rotated + g * 4 * key_size, key_size, keys),
-                      scores + 4 * g * kScoreStride + n);
-    }
-  }
-}
-#endif  // ATTNRT_AVX512_TARGET
 
 }  // namespace attnrt::cpu_flash::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

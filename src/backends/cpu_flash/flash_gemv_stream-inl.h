@@ -2,7 +2,8 @@
 // (a decode token without GQA). It reads every token record once, front to back: for each group of
 // up to four keys and each KV head, the K lines are scored, the online softmax is updated, and the
 // V lines that follow them are summed into O at once, while they are in L1. The chunk walk of
-// flash_gemv-inl.h instead sums V in a second pass from L2, which leaves DRAM idle meanwhile.
+// flash_gemv_chunks-inl.h instead sums V in a second pass from L2, which leaves DRAM idle
+// meanwhile.
 
 #if defined(ATTNRT_CPU_FLASH_GEMV_STREAM_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ATTNRT_CPU_FLASH_GEMV_STREAM_INL_H_

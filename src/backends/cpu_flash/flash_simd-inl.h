@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "attnrt/core/dtype.h"
+#include "backends/cpu_flash/avx512/vector_ops-inl.h"  // empty off AVX-512
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
@@ -120,8 +121,7 @@ HWY_INLINE VF Exp2(DF df, VF x) {
   const VF f4 = hn::Mul(f2, f2);
   const VF p = hn::MulAdd(hn::MulAdd(a3, f2, a2), f4, hn::MulAdd(a1, f2, a0));
 #if ATTNRT_AVX512_TARGET
-  // vscalefps: p · 2^n in one instruction instead of building the exponent bits.
-  return hn::IfThenZeroElse(underflow, VF{_mm512_scalef_ps(p.raw, n.raw)});
+  return hn::IfThenZeroElse(underflow, ScaleByPowerOfTwo(p, n));
 #else
   const hn::RebindToSigned<DF> di;
   const auto exponent = hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, n), hn::Set(di, 127)));

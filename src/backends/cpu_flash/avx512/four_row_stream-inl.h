@@ -5,24 +5,25 @@
 // flash_gemv_scores-inl.h leave row r · key b in lane b of block r), the four online softmaxes
 // move together, row r in lane block r, and the V lines that follow are summed into the rows' O
 // while in L1. The chunk walk instead sums V in a second pass from L2. The f32-product PV is
-// here; the AVX512-BF16 one in flash_gemv_bf16_rows_stream-inl.h.
+// here; the AVX512-BF16 one in bf16_four_row_values-inl.h.
 
-#if defined(ATTNRT_CPU_FLASH_GEMV_ROWS_STREAM_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef ATTNRT_CPU_FLASH_GEMV_ROWS_STREAM_INL_H_
-#undef ATTNRT_CPU_FLASH_GEMV_ROWS_STREAM_INL_H_
+#if defined(ATTNRT_CPU_FLASH_AVX512_FOUR_ROW_STREAM_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNRT_CPU_FLASH_AVX512_FOUR_ROW_STREAM_INL_H_
+#undef ATTNRT_CPU_FLASH_AVX512_FOUR_ROW_STREAM_INL_H_
 #else
-#define ATTNRT_CPU_FLASH_GEMV_ROWS_STREAM_INL_H_
+#define ATTNRT_CPU_FLASH_AVX512_FOUR_ROW_STREAM_INL_H_
 #endif
 
 #include <algorithm>
 #include <limits>
 
-#include "flash_gemv_scores-inl.h"
-#include "flash_gemv_stream-inl.h"
-#include "flash_rows.h"
-#include "flash_simd-inl.h"
-#include "flash_softmax-inl.h"
-#include "flash_types.h"
+#include "backends/cpu_flash/avx512/f32_four_row_scores-inl.h"
+#include "backends/cpu_flash/flash_gemv_scores-inl.h"
+#include "backends/cpu_flash/flash_gemv_stream-inl.h"
+#include "backends/cpu_flash/flash_rows.h"
+#include "backends/cpu_flash/flash_simd-inl.h"
+#include "backends/cpu_flash/flash_softmax-inl.h"
+#include "backends/cpu_flash/flash_types.h"
 
 #if ATTNRT_AVX512_TARGET
 #include <immintrin.h>
@@ -32,7 +33,6 @@ HWY_BEFORE_NAMESPACE();
 namespace attnrt::cpu_flash::HWY_NAMESPACE {
 
 #if ATTNRT_AVX512_TARGET
-
 // 4-key groups a step of the four-row stream takes per head (one token row of four pages each):
 // two halve the O loads and stores per key and give the step two independent score chains;
 // four spill (docs/cpu-flash.md §6).
@@ -229,10 +229,9 @@ struct AddValuesFourRowsF32 {
     }
   }
 };
-
 #endif  // ATTNRT_AVX512_TARGET
 
 }  // namespace attnrt::cpu_flash::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
-#endif  // ATTNRT_CPU_FLASH_GEMV_ROWS_STREAM_INL_H_
+#endif  // ATTNRT_CPU_FLASH_AVX512_FOUR_ROW_STREAM_INL_H_

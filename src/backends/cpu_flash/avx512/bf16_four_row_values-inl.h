@@ -1,18 +1,18 @@
-// The AVX512-BF16 PV of the four-row stream path (flash_gemv_rows_stream-inl.h): a step's V
+// The AVX512-BF16 PV of the four-row stream path (four_row_stream-inl.h): a step's V
 // lines summed into the 4 rows' O with vdpbf16ps.
 
-#if defined(ATTNRT_CPU_FLASH_GEMV_BF16_ROWS_STREAM_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef ATTNRT_CPU_FLASH_GEMV_BF16_ROWS_STREAM_INL_H_
-#undef ATTNRT_CPU_FLASH_GEMV_BF16_ROWS_STREAM_INL_H_
+#if defined(ATTNRT_CPU_FLASH_AVX512_BF16_FOUR_ROW_VALUES_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNRT_CPU_FLASH_AVX512_BF16_FOUR_ROW_VALUES_INL_H_
+#undef ATTNRT_CPU_FLASH_AVX512_BF16_FOUR_ROW_VALUES_INL_H_
 #else
-#define ATTNRT_CPU_FLASH_GEMV_BF16_ROWS_STREAM_INL_H_
+#define ATTNRT_CPU_FLASH_AVX512_BF16_FOUR_ROW_VALUES_INL_H_
 #endif
 
 #include <cstdint>
 
-#include "flash_gemv_bf16_scores-inl.h"
-#include "flash_gemv_rows_stream-inl.h"
-#include "flash_simd-inl.h"
+#include "backends/cpu_flash/avx512/bf16_scores-inl.h"
+#include "backends/cpu_flash/avx512/four_row_stream-inl.h"
+#include "backends/cpu_flash/flash_simd-inl.h"
 
 #if ATTNRT_AVX512_TARGET
 #include <immintrin.h>
@@ -22,7 +22,6 @@ HWY_BEFORE_NAMESPACE();
 namespace attnrt::cpu_flash::HWY_NAMESPACE {
 
 #if ATTNRT_AVX512_TARGET
-
 // o_r[...] += Σ_g Σ_b p_g[r][b] · v_gb[...] for the 4 rows and kRowStreamGroups groups of 4
 // keys, in the pair-interleaved order of AddValuesBf16 (UnpermuteRows undoes it): keys (0, 1)
 // and (2, 3) of a group as bf16 pairs, weights in lane b of block r of p_g.
@@ -84,10 +83,9 @@ ATTNRT_BF16_DOT inline void AddValuesFourRowsBf16::operator()(const VF (&p)[kRow
     }
   }
 }
-
 #endif  // ATTNRT_AVX512_TARGET
 
 }  // namespace attnrt::cpu_flash::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
-#endif  // ATTNRT_CPU_FLASH_GEMV_BF16_ROWS_STREAM_INL_H_
+#endif  // ATTNRT_CPU_FLASH_AVX512_BF16_FOUR_ROW_VALUES_INL_H_

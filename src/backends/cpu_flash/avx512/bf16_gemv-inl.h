@@ -1,20 +1,21 @@
 // The GEMV path for bf16 caches on CPUs with AVX512-BF16 (vdpbf16ps: 32 bf16 products summed
 // into 16 f32 lanes per instruction, twice the MACs of an f32 FMA; its scores are in
-// flash_gemv_bf16_scores-inl.h). K and V are used as stored; the query rows and the softmax
+// bf16_scores-inl.h). K and V are used as stored; the query rows and the softmax
 // weights are rounded to bf16 (the sums stay f32), as GPU flash kernels do with bf16 inputs.
 // Needs key and value sizes that are multiples of 32.
 
-#if defined(ATTNRT_CPU_FLASH_GEMV_BF16_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef ATTNRT_CPU_FLASH_GEMV_BF16_INL_H_
-#undef ATTNRT_CPU_FLASH_GEMV_BF16_INL_H_
+#if defined(ATTNRT_CPU_FLASH_AVX512_BF16_GEMV_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNRT_CPU_FLASH_AVX512_BF16_GEMV_INL_H_
+#undef ATTNRT_CPU_FLASH_AVX512_BF16_GEMV_INL_H_
 #else
-#define ATTNRT_CPU_FLASH_GEMV_BF16_INL_H_
+#define ATTNRT_CPU_FLASH_AVX512_BF16_GEMV_INL_H_
 #endif
 
-#include "flash_dispatch-inl.h"
-#include "flash_gemv-inl.h"
-#include "flash_gemv_bf16_rows_stream-inl.h"
-#include "flash_gemv_bf16_scores-inl.h"
+#include "backends/cpu_flash/avx512/bf16_four_row_values-inl.h"
+#include "backends/cpu_flash/avx512/bf16_scores-inl.h"
+#include "backends/cpu_flash/flash_dispatch-inl.h"
+#include "backends/cpu_flash/flash_gemv_chunks-inl.h"
+#include "backends/cpu_flash/flash_gemv_stream-inl.h"
 
 #if ATTNRT_AVX512_TARGET
 #include <immintrin.h>
@@ -242,41 +243,11 @@ ATTNRT_BF16_DOT ATTNRT_BF16_FLATTEN HWY_NOINLINE void GemvItemBf16(const Forward
   FinishGemvItem(task, item, rows, o);
 }
 
-template <int R>
-HWY_INLINE void GemvRowsBf16(const ForwardTask& task, const Item& item, float* scratch) {
-  GemvItemBf16<R>(task, item, scratch);
-}
 #undef ATTNRT_BF16_DOT
 #undef ATTNRT_BF16_FLATTEN
-#else
-template <int R>
-HWY_INLINE void GemvRowsBf16(const ForwardTask&, const Item&, float*) {}
 #endif  // ATTNRT_AVX512_TARGET
-
-// The GEMV path of a bf16 cache: dot products where the CPU has them, f32 FMAs otherwise.
-HWY_INLINE void GemvItemBf16Cache(const ForwardTask& task, const Item& item, float* scratch) {
-  if (!UsesBf16Dot(task)) return GemvItem<hwy::bfloat16_t>(task, item, scratch);
-  switch (item.rows_per_kv_head()) {
-    case 1:
-      return GemvRowsBf16<1>(task, item, scratch);
-    case 2:
-      return GemvRowsBf16<2>(task, item, scratch);
-    case 3:
-      return GemvRowsBf16<3>(task, item, scratch);
-    case 4:
-      return GemvRowsBf16<4>(task, item, scratch);
-    case 5:
-      return GemvRowsBf16<5>(task, item, scratch);
-    case 6:
-      return GemvRowsBf16<6>(task, item, scratch);
-    case 7:
-      return GemvRowsBf16<7>(task, item, scratch);
-    default:
-      return GemvRowsBf16<8>(task, item, scratch);
-  }
-}
 
 }  // namespace attnrt::cpu_flash::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
-#endif  // ATTNRT_CPU_FLASH_GEMV_BF16_INL_H_
+#endif  // ATTNRT_CPU_FLASH_AVX512_BF16_GEMV_INL_H_

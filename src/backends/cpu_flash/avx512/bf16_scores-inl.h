@@ -2,20 +2,21 @@
 // into 16 f32 lanes per instruction): query rows packed to bf16, q·k for a few rows and keys, and
 // for 4-row groups the "rotations" that avoid a horizontal sum per key. AVX-512 only.
 
-#if defined(ATTNRT_CPU_FLASH_GEMV_BF16_SCORES_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef ATTNRT_CPU_FLASH_GEMV_BF16_SCORES_INL_H_
-#undef ATTNRT_CPU_FLASH_GEMV_BF16_SCORES_INL_H_
+#if defined(ATTNRT_CPU_FLASH_AVX512_BF16_SCORES_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNRT_CPU_FLASH_AVX512_BF16_SCORES_INL_H_
+#undef ATTNRT_CPU_FLASH_AVX512_BF16_SCORES_INL_H_
 #else
-#define ATTNRT_CPU_FLASH_GEMV_BF16_SCORES_INL_H_
+#define ATTNRT_CPU_FLASH_AVX512_BF16_SCORES_INL_H_
 #endif
 
 #include <algorithm>
 #include <cstdint>
 
-#include "flash_gemv_scores-inl.h"
-#include "flash_rows.h"
-#include "flash_simd-inl.h"
-#include "flash_types.h"
+#include "backends/cpu_flash/avx512/f32_four_row_scores-inl.h"
+#include "backends/cpu_flash/flash_gemv_scores-inl.h"
+#include "backends/cpu_flash/flash_rows.h"
+#include "backends/cpu_flash/flash_simd-inl.h"
+#include "backends/cpu_flash/flash_types.h"
 
 #if ATTNRT_AVX512_TARGET
 #include <immintrin.h>
@@ -165,10 +166,9 @@ ATTNRT_BF16_DOT HWY_INLINE void ChunkScoresByFour(const std::uint16_t* rotated, 
     }
   }
 }
-
 #endif  // ATTNRT_AVX512_TARGET
 
 }  // namespace attnrt::cpu_flash::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
-#endif  // ATTNRT_CPU_FLASH_GEMV_BF16_SCORES_INL_H_
+#endif  // ATTNRT_CPU_FLASH_AVX512_BF16_SCORES_INL_H_
