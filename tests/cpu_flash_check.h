@@ -7,7 +7,6 @@
 #include <string>
 
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
-#include "backends/cpu_flash/simd_targets.h"
 #include "cpu_flash_batch.h"
 
 namespace attnrt::flash_test {
@@ -19,8 +18,7 @@ namespace attnrt::flash_test {
 // bf16 caches served by AVX512-BF16 dot products round the query rows and the softmax weights
 // to bf16 (2^-9 relative each); observed 1.3e-3 over the same 800 batches, so 5e-3.
 inline double tolerance(DType dtype, const CpuFlashBackend& flash) {
-  const bool dot_products =
-      dtype == DType::bf16 && flash.bf16_products().dot_products && cpu_flash_bf16_dot_products();
+  const bool dot_products = dtype == DType::bf16 && flash.runs_bf16_dot_products();
   return dot_products ? 5e-3 : 2e-5;
 }
 

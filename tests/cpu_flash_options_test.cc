@@ -109,6 +109,16 @@ TEST(CpuFlashOptionsTest, Bf16ProductsFollowTheRequestAndSayWhy) {
   }
 }
 
+// The kernels run dot products only where they were chosen and the CPU and target have them.
+TEST(CpuFlashOptionsTest, RunsBf16DotProductsOnlyWhereChosenAndAvailable) {
+  EXPECT_FALSE(CpuFlashBackend({.bf16_products = Bf16Products::f32}).runs_bf16_dot_products());
+  EXPECT_EQ(CpuFlashBackend({.bf16_products = Bf16Products::dot}).runs_bf16_dot_products(),
+            cpu_flash_bf16_dot_products());
+  const CpuFlashBackend measured;
+  EXPECT_EQ(measured.runs_bf16_dot_products(),
+            measured.bf16_products().dot_products && cpu_flash_bf16_dot_products());
+}
+
 // The probe compares the two paths on the same batch: dot products stay within their documented
 // tolerance of the f32 products (or the probe says they do not, and they are not taken).
 TEST(CpuFlashOptionsTest, TheBf16ProbeMeasuresBothPathsWithinTolerance) {

@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
-#include "backends/cpu_flash/simd_targets.h"
 #include "core/fail.h"
 #include "dense_reference.h"
 #include "engine_workload.h"
@@ -95,9 +94,9 @@ const CpuFlashBackend* cpu_flash_backend_of(const AttentionPlan& plan) {
 }
 
 bool uses_bf16_dot_products(const Engine& engine) {
-  if (engine.config().cache.dtype != DType::bf16 || !cpu_flash_bf16_dot_products()) return false;
+  if (engine.config().cache.dtype != DType::bf16) return false;
   const CpuFlashBackend* flash = cpu_flash_backend_of(engine.plan());
-  return flash != nullptr && flash->bf16_products().dot_products;
+  return flash != nullptr && flash->runs_bf16_dot_products();
 }
 
 double dense_check_tolerance(const Engine& engine) {

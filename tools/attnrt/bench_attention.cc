@@ -191,16 +191,15 @@ nlohmann::json to_json(const std::vector<AttentionBenchResult>& results,
     }
     cases.push_back(std::move(item));
   }
-  return {
-      {"dram_read_gbps", limits.dram_read_gbps},
-      {"paged_read_gbps", limits.paged_read_gbps},
-      {"fma_peak_gflops", limits.fma_peak_gflops},
-      {"threads", threads},
-      {"simd_target", cpu_flash_simd_target()},
-      {"bf16_dot_products", flash.bf16_products().dot_products && cpu_flash_bf16_dot_products()},
-      {"bf16_products", flash.bf16_products().reason},
-      {"hot", options.hot},
-      {"cases", std::move(cases)}};
+  return {{"dram_read_gbps", limits.dram_read_gbps},
+          {"paged_read_gbps", limits.paged_read_gbps},
+          {"fma_peak_gflops", limits.fma_peak_gflops},
+          {"threads", threads},
+          {"simd_target", cpu_flash_simd_target()},
+          {"bf16_dot_products", flash.runs_bf16_dot_products()},
+          {"bf16_products", flash.bf16_products().reason},
+          {"hot", options.hot},
+          {"cases", std::move(cases)}};
 }
 
 }  // namespace

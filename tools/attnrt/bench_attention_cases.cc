@@ -12,7 +12,6 @@
 
 #include "attnrt/backends/cpu_reference/cpu_reference_backend.h"
 #include "attnrt/kv/kv_cache_views.h"
-#include "backends/cpu_flash/simd_targets.h"
 #include "core/fail.h"
 
 namespace attnrt::cli {
@@ -327,8 +326,7 @@ AttentionBenchResult measure_decode_case(const AttentionBenchCase& c, const KVAr
   std::vector<double> roofs;
   std::vector<double> roof_ratios;
   const PagedReadOrder order = paged_read_order(c);
-  result.flop_per_byte =
-      decode_flop_per_byte(c, flash.bf16_products().dot_products && cpu_flash_bf16_dot_products());
+  result.flop_per_byte = decode_flop_per_byte(c, flash.runs_bf16_dot_products());
   const double compute_roof = fma_peak_gflops / result.flop_per_byte;
   for (int round = 0; round < kDecodeRounds; ++round) {
     paged_reads.push_back(probe.measure_paged(order, threads, 1));

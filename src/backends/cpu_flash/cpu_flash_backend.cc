@@ -87,6 +87,10 @@ CpuFlashBackend::CpuFlashBackend(CpuFlashOptions options) : options_(options) {
   bf16_products_ = cpu_flash::choose_bf16_products(options_.bf16_products, num_threads_);
 }
 
+bool CpuFlashBackend::runs_bf16_dot_products() const {
+  return bf16_products_.dot_products && cpu_flash::bf16_dot_products_available();
+}
+
 bool CpuFlashBackend::supports_spec_kind(KVSpecKind kind) const {
   return kind != KVSpecKind::encoder_only && !is_state_kind(kind);
 }

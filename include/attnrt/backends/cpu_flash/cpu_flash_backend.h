@@ -78,6 +78,9 @@ class CpuFlashBackend : public AttentionBackend {
   // Made at construction from options().bf16_products; the kernels use dot products only while
   // the dispatched SIMD target has them too.
   const Bf16ProductsChoice& bf16_products() const { return bf16_products_; }
+  // Whether this backend's bf16 caches run on AVX512-BF16 dot products: chosen, and the
+  // dispatched target and the CPU have them.
+  bool runs_bf16_dot_products() const;
 
  private:
   CpuFlashOptions options_;
