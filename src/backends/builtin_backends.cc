@@ -5,15 +5,17 @@
 
 namespace attnrt {
 
+BackendRegistry make_builtin_backends(const CpuFlashOptions& flash) {
+  BackendRegistry r;
+  r.add(make_cpu_reference_backend());
+  r.add(make_cpu_flash_backend(flash));
+  r.set_default("CPU_FLASH");
+  return r;
+}
+
 const BackendRegistry& builtin_backends() {
-  static const BackendRegistry registry = [] {
-    BackendRegistry r;
-    r.add(make_cpu_reference_backend());
-    // The defaults: what `attnrt bench attention` measures is what the engine runs.
-    r.add(make_cpu_flash_backend());
-    r.set_default("CPU_FLASH");
-    return r;
-  }();
+  // The defaults: what `attnrt bench attention` measures is what the engine runs.
+  static const BackendRegistry registry = make_builtin_backends();
   return registry;
 }
 

@@ -8,7 +8,6 @@
 
 #include "attnrt/backends/builtin_backends.h"
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
-#include "attnrt/backends/cpu_reference/cpu_reference_backend.h"
 #include "attnrt/runner/tensor_parallel.h"
 #include "captured_graphs.h"
 #include "core/fail.h"
@@ -54,11 +53,7 @@ BackendRegistry builtin_backends_of_rank_zero(Communicator& ranks) {
   if (ranks.rank() == 0) return builtin_backends();
   CpuFlashOptions options;
   options.bf16_products = dot_products != 0 ? Bf16Products::dot : Bf16Products::f32;
-  BackendRegistry registry;
-  registry.add(make_cpu_reference_backend());
-  registry.add(make_cpu_flash_backend(options));
-  registry.set_default(builtin_backends().default_name());
-  return registry;
+  return make_builtin_backends(options);
 }
 
 // The built-in backends plus the options' extra ones, then the GPU and config profiles over
