@@ -65,6 +65,7 @@ class ProbeBatch {
     task.num_kv_heads = kKvHeads;
     task.group_size = kHeads / kKvHeads;
     task.bf16_dot = dot_products;
+    task.stream_prefetch = stream_prefetch_helps();
     task.requests = {&request, 1};
     task.plans = {&plan, 1};
     task.num_items = totals.num_items;

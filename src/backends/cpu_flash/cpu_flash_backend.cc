@@ -185,6 +185,7 @@ void CpuFlashBackend::forward(const AttentionForwardArgs& args) const {
   task.prefetch_keys = prefetch_keys(cache);
   task.bf16_dot = bf16_products_.dot_products && cache.dtype == DType::bf16 &&
                   cpu_flash::bf16_dot_products_available();
+  task.stream_prefetch = cpu_flash::stream_prefetch_helps();
   task.requests = carved.requests;
   task.plans = carved.plans;
   task.num_items = totals.num_items;

@@ -43,6 +43,15 @@ void run_forward(const ForwardTask& task) {
   }
 }
 
+bool stream_prefetch_helps() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool amd = __builtin_cpu_is("amd");
+  return amd;
+#else
+  return false;
+#endif
+}
+
 bool bf16_dot_products_available() {
 #if defined(__x86_64__) || defined(__i386__)
   return HWY_DYNAMIC_DISPATCH(HasBf16Dot)() && __builtin_cpu_supports("avx512bf16");

@@ -42,10 +42,11 @@ inline constexpr int kRowStreamGroups = 2;
 using StepTokens = const std::byte* [kRowStreamGroups][kStreamKeys];
 
 // Keys of a four-row stream chunk, listed 8 ways: a step (two groups of four) is then one token
-// row of eight pages, which keeps the two rows of a page out of one step; and each step asks L2
-// for the next step's records of its head (prefetcht1: L2 only on Zen 4, where prefetcht0 took
-// the L1 miss buffers the walk needs). The next row of a page starts a new 4 KiB page, which
-// the hardware prefetchers do not enter (docs/cpu-flash.md §6).
+// row of eight pages, which keeps the two rows of a page out of one step; and, where
+// task.stream_prefetch says (AMD), each step asks L2 for the next step's records of its head
+// (prefetcht1: L2 only on Zen 4, where prefetcht0 took the L1 miss buffers the walk needs). The
+// next row of a page starts a new 4 KiB page, which Zen 4's hardware prefetchers do not enter;
+// on Sapphire Rapids the same prefetches cost a fifth of the speed (docs/cpu-flash.md §6).
 inline constexpr int kRowStreamChunk = 128;
 inline constexpr int kRowStreamWays = 8;
 
@@ -112,6 +113,7 @@ HWY_INLINE void StreamFourRows(const ForwardTask& task, const Item& item, const 
       const std::byte* const* ahead = last_step ? lists[current ^ 1] : base + n + kStep;
       const int ahead_count = std::min(kStep, last_step ? next_count : count - n - kStep);
       const auto prefetch_head = [&](int h) {
+        if (!task.stream_prefetch) return;
         for (int i = 0; i < ahead_count; ++i) {
           PrefetchBytesToL2(ahead[i] + h * cache.head_stride, record_bytes);
         }
