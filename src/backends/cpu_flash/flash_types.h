@@ -203,8 +203,8 @@ struct ForwardTask {
   int group_size = 1;      // query heads per KV head
   int prefetch_keys = 32;  // GEMM: keys packed ahead of the one prefetched
   bool bf16_dot = false;   // bf16 caches may use AVX512-BF16 dot products (CPU permitting)
-  bool stream_prefetch =
-      false;  // the four-row stream prefetches its next step (stream_prefetch_helps)
+  // The four-row stream prefetches its next step: stream_prefetch_helps() (AMD only).
+  bool stream_prefetch = false;
   std::span<const Request> requests;
   std::span<const RequestPlan> plans;
   int num_items = 0;
