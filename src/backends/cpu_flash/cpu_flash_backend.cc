@@ -43,11 +43,6 @@ cpu_flash::Mask mask_of(const AttentionShape& shape, bool causal) {
   }
 }
 
-// Keys prefetched ahead of the one being read: about 16 KiB of K/V per thread in flight.
-int prefetch_keys(const CacheView& cache) {
-  return std::clamp(16384 / std::max(1, cache.stored_bytes()), 8, 256);
-}
-
 // Rows past the real tokens (graph padding) get zeros rather than stale values.
 void zero_padding_rows(const ActivationView& output, int first, int end) {
   end = std::min(end, output.num_tokens);
@@ -182,7 +177,6 @@ void CpuFlashBackend::forward(const AttentionForwardArgs& args) const {
   task.scale_log2 = scale * std::numbers::log2e_v<float>;
   task.num_kv_heads = args.shape.num_kv_heads;
   task.group_size = args.shape.num_heads / args.shape.num_kv_heads;
-  task.prefetch_keys = prefetch_keys(cache);
   task.bf16_dot = bf16_products_.dot_products && cache.dtype == DType::bf16 &&
                   cpu_flash::bf16_dot_products_available();
   task.stream_prefetch = cpu_flash::stream_prefetch_helps();

@@ -91,32 +91,37 @@ HWY_INLINE void RowBlock(const float* a, std::int64_t sa, std::int64_t sk, const
   }
 }
 
-// C[rows_a][num_vectors] over all rows of A (see MicroTile).
+// C[rows_a][num_vectors] over all rows of A (see MicroTile), kTileV vectors of B at a time: that
+// block of B (depth × kTileV vectors, 32 KiB at depth 128) stays in L1 while A streams past it.
 template <bool kScale>
 HWY_NOINLINE void TileGemm(const float* a, std::int64_t sa, std::int64_t sk, int rows_a,
                            const float* b, std::int64_t sb, int num_vectors, int depth, float* c,
                            std::int64_t sc, const float* scale) {
-  int i = 0;
-  for (; i + kTileA <= rows_a; i += kTileA) {
-    RowBlock<kTileA, kScale>(a + i * sa, sa, sk, b, sb, num_vectors, depth, c + i * sc, sc, scale);
-  }
-  for (; i < rows_a; ++i) {
-    RowBlock<1, kScale>(a + i * sa, sa, sk, b, sb, num_vectors, depth, c + i * sc, sc, scale);
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(DF()));
+  for (int v = 0; v < num_vectors; v += kTileV) {
+    const int block = std::min(kTileV, num_vectors - v);
+    const float* bv = b + v * lanes;
+    float* cv = c + v * lanes;
+    const float* sv = kScale ? scale + v * lanes : nullptr;
+    int i = 0;
+    for (; i + kTileA <= rows_a; i += kTileA) {
+      RowBlock<kTileA, kScale>(a + i * sa, sa, sk, bv, sb, block, depth, cv + i * sc, sc, sv);
+    }
+    for (; i < rows_a; ++i) {
+      RowBlock<1, kScale>(a + i * sa, sa, sk, bv, sb, block, depth, cv + i * sc, sc, sv);
+    }
   }
 }
 
 // Packs keys [first, first + count) of one KV head as f32 rows (K: key_size wide, V: value_size
-// wide unless V aliases K, as MLA's latent does), prefetching the rows `prefetch_keys` ahead.
+// wide unless V aliases K, as MLA's latent does). No software prefetch: the keys of a page are
+// contiguous and the hardware prefetcher keeps up (docs/cpu-flash.md §6).
 template <typename T>
 HWY_INLINE void PackKeyTile(const ForwardTask& task, const Request& request, int kv_head, int first,
-                            int count, int prefetch_end, float* k_tile, float* v_tile) {
+                            int count, float* k_tile, float* v_tile) {
   const CacheView& cache = task.cache;
   const bool pack_values = v_tile != nullptr;
   for (int n = 0; n < count; ++n) {
-    const int ahead = first + n + task.prefetch_keys;
-    if (ahead < prefetch_end) {
-      PrefetchBytes(cache.token(request.block_row, ahead, kv_head), cache.stored_bytes());
-    }
     const T* token = reinterpret_cast<const T*>(cache.token(request.block_row, first + n, kv_head));
     ConvertRow(token + cache.key_offset, cache.key_size, k_tile + n * cache.key_size);
     if (pack_values) {
@@ -125,46 +130,79 @@ HWY_INLINE void PackKeyTile(const ForwardTask& task, const Request& request, int
   }
 }
 
-// Online softmax of one score tile Sᵀ[count][rows] (already in log2 units), rows along lanes:
-// masks, raises each row's max and sum, leaves the weights P in place and α per row.
-HWY_INLINE void SoftmaxTile(const RowSet& rows, int first, int count, bool fully_visible,
-                            float* HWY_RESTRICT scores, std::int64_t stride) {
+// Online softmax of NV row vectors (from row `offset`) of one score tile Sᵀ[count][rows], already
+// in log2 units: masks, raises each row's max and sum, leaves the weights P in place and α per
+// row. The NV vectors go side by side so that their max and sum chains overlap.
+template <int NV>
+HWY_INLINE void SoftmaxRowVectors(const RowSet& rows, int offset, int first, int count,
+                                  bool fully_visible, float* HWY_RESTRICT scores,
+                                  std::int64_t stride) {
   const DF df;
   const int lanes = static_cast<int>(hn::Lanes(df));
   const VF neg_inf = hn::Set(df, -std::numeric_limits<float>::infinity());
-  for (int v = 0; v < rows.padded / lanes; ++v) {
-    const int offset = v * lanes;
-    const VF begin = hn::Load(df, rows.begin + offset);
-    const VF end = hn::Load(df, rows.end + offset);
-    VF tile_max = neg_inf;
+  VF tile_max[NV];
+  for (int v = 0; v < NV; ++v) tile_max[v] = neg_inf;
+  if (fully_visible) {
+    for (int n = 0; n < count; ++n) {
+      const float* s = scores + n * stride + offset;
+      for (int v = 0; v < NV; ++v) tile_max[v] = hn::Max(tile_max[v], hn::Load(df, s + v * lanes));
+    }
+  } else {
     for (int n = 0; n < count; ++n) {
       float* s = scores + n * stride + offset;
-      VF x = hn::Load(df, s);
-      if (!fully_visible) {
-        const VF position = hn::Set(df, static_cast<float>(first + n));
-        x = hn::IfThenElse(hn::And(hn::Ge(position, begin), hn::Lt(position, end)), x, neg_inf);
-        hn::Store(x, df, s);
+      const VF position = hn::Set(df, static_cast<float>(first + n));
+      for (int v = 0; v < NV; ++v) {
+        const int row = offset + v * lanes;
+        const auto visible = hn::And(hn::Ge(position, hn::Load(df, rows.begin + row)),
+                                     hn::Lt(position, hn::Load(df, rows.end + row)));
+        const VF x = hn::IfThenElse(visible, hn::Load(df, s + v * lanes), neg_inf);
+        hn::Store(x, df, s + v * lanes);
+        tile_max[v] = hn::Max(tile_max[v], x);
       }
-      tile_max = hn::Max(tile_max, x);
     }
-    const SoftmaxRaise raise = RaiseMax(df, hn::Load(df, rows.max + offset), tile_max);
-    VF sum = hn::Zero(df);
-    for (int n = 0; n < count; ++n) {
-      float* s = scores + n * stride + offset;
-      const VF p = SoftmaxWeights(df, hn::Load(df, s), raise.base);
-      hn::Store(p, df, s);
-      sum = hn::Add(sum, p);
+  }
+  VF base[NV];
+  VF sum[NV];
+  for (int v = 0; v < NV; ++v) {
+    const int row = offset + v * lanes;
+    const SoftmaxRaise raise = RaiseMax(df, hn::Load(df, rows.max + row), tile_max[v]);
+    base[v] = raise.base;
+    sum[v] = hn::Zero(df);
+    hn::Store(raise.max, df, rows.max + row);
+    hn::Store(raise.alpha, df, rows.alpha + row);
+  }
+  for (int n = 0; n < count; ++n) {
+    float* s = scores + n * stride + offset;
+    for (int v = 0; v < NV; ++v) {
+      const VF p = SoftmaxWeights(df, hn::Load(df, s + v * lanes), base[v]);
+      hn::Store(p, df, s + v * lanes);
+      sum[v] = hn::Add(sum[v], p);
     }
-    hn::Store(raise.max, df, rows.max + offset);
-    hn::Store(RescaledSum(hn::Load(df, rows.sum + offset), raise.alpha, sum), df,
-              rows.sum + offset);
-    hn::Store(raise.alpha, df, rows.alpha + offset);
+  }
+  for (int v = 0; v < NV; ++v) {
+    const int row = offset + v * lanes;
+    hn::Store(RescaledSum(hn::Load(df, rows.sum + row), hn::Load(df, rows.alpha + row), sum[v]),
+              df, rows.sum + row);
   }
 }
 
-// Qᵀ[key_size][padded rows], scaled into log2 units; padded rows are zero.
-HWY_INLINE void PackQueryTransposed(const ForwardTask& task, const Item& item, const RowSet& rows,
-                                    float* HWY_RESTRICT qt) {
+HWY_INLINE void SoftmaxTile(const RowSet& rows, int first, int count, bool fully_visible,
+                            float* HWY_RESTRICT scores, std::int64_t stride) {
+  const int lanes = static_cast<int>(hn::Lanes(DF()));
+  const int num_vectors = rows.padded / lanes;
+  int v = 0;
+  for (; v + 4 <= num_vectors; v += 4) {
+    SoftmaxRowVectors<4>(rows, v * lanes, first, count, fully_visible, scores, stride);
+  }
+  for (; v < num_vectors; ++v) {
+    SoftmaxRowVectors<1>(rows, v * lanes, first, count, fully_visible, scores, stride);
+  }
+}
+
+// Qᵀ[key_size][padded rows], scaled into log2 units; padded rows are zero. Row by row: the
+// fallback for query rows further apart than an int32 gather index reaches.
+HWY_INLINE void PackQueryByRow(const ForwardTask& task, const Item& item, const RowSet& rows,
+                               float* HWY_RESTRICT qt) {
   const int key_size = task.cache.key_size;
   for (int m = 0; m < rows.padded; ++m) {
     if (m >= rows.count) {
@@ -173,6 +211,34 @@ HWY_INLINE void PackQueryTransposed(const ForwardTask& task, const Item& item, c
     }
     const float* q = query_row(task, item, m);
     for (int i = 0; i < key_size; ++i) qt[i * rows.padded + m] = q[i] * task.scale_log2;
+  }
+}
+
+// The same a vector of rows at a time: entry i of `lanes` rows gathered by the rows' offsets from
+// row 0, stored as one aligned vector (scalar stores a row apart missed L1: ~5 % of a prefill).
+HWY_INLINE void PackQueryTransposed(const ForwardTask& task, const Item& item, const RowSet& rows,
+                                    float* HWY_RESTRICT qt) {
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const int lanes = static_cast<int>(hn::Lanes(df));
+  const float* row0 = query_row(task, item, 0);
+  HWY_ALIGN std::int32_t offsets[kMaxRows];
+  for (int m = 0; m < rows.padded; ++m) {
+    const std::ptrdiff_t offset = m < rows.count ? query_row(task, item, m) - row0 : 0;
+    if (offset != static_cast<std::int32_t>(offset)) {
+      PackQueryByRow(task, item, rows, qt);
+      return;
+    }
+    offsets[m] = static_cast<std::int32_t>(offset);
+  }
+  const VF scale = hn::Set(df, task.scale_log2);
+  for (int m = 0; m < rows.padded; m += lanes) {
+    const auto index = hn::Load(di, offsets + m);
+    const auto real = hn::FirstN(df, static_cast<std::size_t>(std::max(0, rows.count - m)));
+    for (int i = 0; i < task.cache.key_size; ++i) {
+      const VF q = hn::Mul(hn::GatherIndex(df, row0 + i, index), scale);
+      hn::Store(hn::IfThenElseZero(real, q), df, qt + i * rows.padded + m);
+    }
   }
 }
 
@@ -196,7 +262,7 @@ HWY_NOINLINE void GemmItem(const ForwardTask& task, const Item& item, float* scr
   const int num_vectors = rows.padded / static_cast<int>(hn::Lanes(df));
   for (int first = rows.keys.begin; first < rows.keys.end; first += kKeyTile) {
     const int count = std::min(kKeyTile, rows.keys.end - first);
-    PackKeyTile<T>(task, request, item.kv_head, first, count, rows.keys.end, scratch + layout.k,
+    PackKeyTile<T>(task, request, item.kv_head, first, count, scratch + layout.k,
                    values_alias_keys ? nullptr : scratch + layout.v);
     TileGemm<false>(scratch + layout.k, cache.key_size, 1, count, qt, rows.padded, num_vectors,
                     cache.key_size, scores, rows.padded, nullptr);
@@ -205,7 +271,10 @@ HWY_NOINLINE void GemmItem(const ForwardTask& task, const Item& item, float* scr
     TileGemm<true>(v_tile, 1, v_stride, cache.value_size, scores, rows.padded, num_vectors, count,
                    ot, rows.padded, rows.alpha);
   }
-  FinishRows(task, item, rows, [&](int m, int j) { return ot[j * rows.padded + m]; });
+  // Row m of O is column m of Oᵀ (index j · padded ≤ kMaxHeadSize · kMaxRows fits an int32).
+  FinishRows(task, item, rows, [&](int m, float scale, float* HWY_RESTRICT dst) {
+    ScaleColumn(ot + m, rows.padded, cache.value_size, scale, dst);
+  });
 }
 
 }  // namespace attnrt::cpu_flash::HWY_NAMESPACE

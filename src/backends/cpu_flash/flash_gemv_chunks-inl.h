@@ -143,7 +143,9 @@ HWY_INLINE void ChunkValues(const float* probabilities, const float* alpha, int 
 HWY_INLINE void FinishGemvItem(const ForwardTask& task, const Item& item, const RowSet& rows,
                                const float* HWY_RESTRICT o) {
   const int value_size = task.cache.value_size;
-  FinishRows(task, item, rows, [&](int m, int j) { return o[m * value_size + j]; });
+  FinishRows(task, item, rows, [&](int m, float scale, float* HWY_RESTRICT dst) {
+    ScaleRow(o + m * value_size, value_size, scale, dst);
+  });
 }
 
 // Score rows per KV head in a chunk's score buffer: R, or R rounded up to groups of 4 (the

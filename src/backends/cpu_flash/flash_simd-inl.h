@@ -99,6 +99,34 @@ HWY_INLINE void ConvertRow(const T* HWY_RESTRICT src, int n, float* HWY_RESTRICT
   for (; i < n; ++i) dst[i] = ScalarF32(src + i);
 }
 
+// dst[i] = scale · src[i] for i < n (unaligned).
+HWY_INLINE void ScaleRow(const float* HWY_RESTRICT src, int n, float scale,
+                         float* HWY_RESTRICT dst) {
+  const DF df;
+  const int lanes = static_cast<int>(hn::Lanes(df));
+  const VF s = hn::Set(df, scale);
+  int i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(hn::Mul(hn::LoadU(df, src + i), s), df, dst + i);
+  for (; i < n; ++i) dst[i] = src[i] * scale;
+}
+
+// dst[i] = scale · src[i · stride] for i < n: a column of a row-major matrix, gathered a vector
+// at a time (i · stride must fit an int32).
+HWY_INLINE void ScaleColumn(const float* HWY_RESTRICT src, int stride, int n, float scale,
+                            float* HWY_RESTRICT dst) {
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const int lanes = static_cast<int>(hn::Lanes(df));
+  const auto index = hn::Mul(hn::Iota(di, 0), hn::Set(di, stride));
+  const VF s = hn::Set(df, scale);
+  int i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    hn::StoreU(hn::Mul(hn::GatherIndex(df, src + static_cast<std::int64_t>(i) * stride, index), s),
+               df, dst + i);
+  }
+  for (; i < n; ++i) dst[i] = src[static_cast<std::int64_t>(i) * stride] * scale;
+}
+
 // ---- exp2 for x <= 0: 2^round(x) × a degree-7 Taylor polynomial of 2^f on f in [-1/2, 1/2]
 // (relative error below 1e-8, under float rounding), evaluated by Estrin's scheme: a chain of 3
 // dependent operations instead of Horner's 7, since every online-softmax step waits on it.

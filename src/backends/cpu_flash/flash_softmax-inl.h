@@ -76,23 +76,19 @@ inline float SoftmaxNormaliser(float sum) {
 }
 
 // Writes each row's O / l into the output, or its state (O, max, sum) into the item's split
-// partial for MergeSplits. o(m, j) reads entry j of row m's unnormalised O, wherever the path
-// keeps it.
-template <class ReadO>
+// partial for MergeSplits. copy_o(m, scale, dst) writes row m's unnormalised O times `scale`
+// (1 for a partial: exact) to dst[0, value_size), from wherever the path keeps it.
+template <class CopyO>
 HWY_INLINE void FinishRows(const ForwardTask& task, const Item& item, const RowSet& rows,
-                           const ReadO& o) {
-  const int value_size = task.cache.value_size;
-  const PartialRows partial{item.partial, rows.count, value_size};
+                           const CopyO& copy_o) {
+  const PartialRows partial{item.partial, rows.count, task.cache.value_size};
   for (int m = 0; m < rows.count; ++m) {
     if (item.partial != nullptr) {
-      float* row = partial.o(m);
-      for (int j = 0; j < value_size; ++j) row[j] = o(m, j);
+      copy_o(m, 1.f, partial.o(m));
       partial.max(m) = rows.max[m];
       partial.sum(m) = rows.sum[m];
     } else {
-      float* out = output_row(task, item, m);
-      const float inverse = SoftmaxNormaliser(rows.sum[m]);
-      for (int j = 0; j < value_size; ++j) out[j] = o(m, j) * inverse;
+      copy_o(m, SoftmaxNormaliser(rows.sum[m]), output_row(task, item, m));
     }
   }
 }

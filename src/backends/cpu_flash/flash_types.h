@@ -13,9 +13,10 @@
 
 namespace attnrt::cpu_flash {
 
-// Query rows (token × query head) one item holds, and the number a GEMM item aims for.
+// Query rows (token × query head) one item holds, and the number a GEMM item aims for: a 128-row
+// item converts each K/V tile for twice the rows a 64-row one does (docs/cpu-flash.md §6).
 inline constexpr int kMaxRows = 128;
-inline constexpr int kTargetRows = 64;
+inline constexpr int kTargetRows = 128;
 // Requests with at most this many rows per KV head take the GEMV path (head dims along lanes).
 inline constexpr int kGemvMaxRows = 8;
 // KV heads of one GEMV item at most (each head keeps >= 5 rows' worth of scratch, see the plan).
@@ -201,7 +202,6 @@ struct ForwardTask {
   float scale_log2 = 1.f;  // softmax scale × log2(e): the kernels use exp2
   int num_kv_heads = 1;
   int group_size = 1;      // query heads per KV head
-  int prefetch_keys = 32;  // GEMM: keys packed ahead of the one prefetched
   bool bf16_dot = false;   // bf16 caches may use AVX512-BF16 dot products (CPU permitting)
   // The four-row stream prefetches its next step: stream_prefetch_helps() (AMD only).
   bool stream_prefetch = false;
