@@ -181,8 +181,8 @@ HWY_INLINE void SoftmaxRowVectors(const RowSet& rows, int offset, int first, int
   }
   for (int v = 0; v < NV; ++v) {
     const int row = offset + v * lanes;
-    hn::Store(RescaledSum(hn::Load(df, rows.sum + row), hn::Load(df, rows.alpha + row), sum[v]),
-              df, rows.sum + row);
+    hn::Store(RescaledSum(hn::Load(df, rows.sum + row), hn::Load(df, rows.alpha + row), sum[v]), df,
+              rows.sum + row);
   }
 }
 

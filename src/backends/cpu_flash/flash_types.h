@@ -201,8 +201,8 @@ struct ForwardTask {
   Mask mask;
   float scale_log2 = 1.f;  // softmax scale × log2(e): the kernels use exp2
   int num_kv_heads = 1;
-  int group_size = 1;      // query heads per KV head
-  bool bf16_dot = false;   // bf16 caches may use AVX512-BF16 dot products (CPU permitting)
+  int group_size = 1;     // query heads per KV head
+  bool bf16_dot = false;  // bf16 caches may use AVX512-BF16 dot products (CPU permitting)
   // The four-row stream prefetches its next step: stream_prefetch_helps() (AMD only).
   bool stream_prefetch = false;
   std::span<const Request> requests;
