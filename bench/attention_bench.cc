@@ -67,14 +67,15 @@ BENCHMARK(BM_FlashDecode)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-// Args: tokens, head size (32 query / 8 KV heads, bf16 cache, causal).
+// Args: tokens, head size, dtype (0 bf16, 1 f16); 32 query / 8 KV heads, causal.
 void BM_FlashPrefill(benchmark::State& state) {
   run_case(state, {BenchKind::prefill, 1, static_cast<int>(state.range(0)),
-                   static_cast<int>(state.range(1)), 32, 8, DType::bf16});
+                   static_cast<int>(state.range(1)), 32, 8,
+                   state.range(2) == 0 ? DType::bf16 : DType::f16});
 }
 BENCHMARK(BM_FlashPrefill)
-    ->ArgNames({"tokens", "head"})
-    ->ArgsProduct({{512, 2048, 4096}, {128, 256}})
+    ->ArgNames({"tokens", "head", "f16"})
+    ->ArgsProduct({{512, 2048, 4096}, {128, 256}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
