@@ -62,6 +62,66 @@ TEST(CpuFlashBackendTest, Bf16CachesWithoutDotProductsStayExact) {
   }
 }
 
+// With dot products forced, bf16 caches take them on the GEMM (prefill) and GEMV paths alike
+// wherever the CPU has AVX512-BF16: odd key counts, masks, splits, MLA's aliased value.
+TEST(CpuFlashBackendTest, Bf16CachesWithDotProductsStayWithinTheirTolerance) {
+  CpuFlashOptions options = splitting_options();
+  options.bf16_products = Bf16Products::dot;
+  const CpuFlashBackend flash(options);
+  std::mt19937 rng(17);
+  for (int i = 0; i < 30; ++i) {
+    Scenario s = random_scenario(rng);
+    s.dtype = DType::bf16;
+    check_scenario(s, 400 + i, flash, describe(s));
+  }
+  for (const auto& [head_size, requests] :
+       std::vector<std::pair<int, std::vector<std::pair<int, int>>>>{
+           {64, {{37, 37}, {5, 1}}}, {128, {{200, 71}, {64, 64}}}, {256, {{90, 33}}}}) {
+    Scenario s;
+    s.shape = AttentionShape{AttentionType::full, 8, 2, head_size, head_size};
+    s.dtype = DType::bf16;
+    s.requests = requests;
+    check_scenario(s, 450 + head_size, flash, fmt::format("prefill head {}", head_size));
+  }
+  Scenario mla;
+  mla.shape = AttentionShape{AttentionType::mla, 16, 1, 576, 512};
+  mla.dtype = DType::bf16;
+  mla.requests = {{41, 9}, {8, 5}};
+  check_scenario(mla, 499, flash, "MLA 576/512 prefill");
+}
+
+// The prefill path is chosen apart from the decode path: AMX tiles for GEMM items with f32
+// products for decodes. Prefill rows then differ from the all-f32 backend's (bf16-rounded
+// operands: the tiles did run) within the tolerance; decode rows stay bit-identical.
+TEST(CpuFlashBackendTest, PrefillTakesAmxTilesWhileDecodesKeepF32Products) {
+  CpuFlashOptions prefill_only = splitting_options();
+  prefill_only.bf16_products = Bf16Products::f32;
+  prefill_only.bf16_prefill_products = Bf16Products::dot;
+  const CpuFlashBackend amx(prefill_only);
+  CpuFlashOptions all_f32 = splitting_options();
+  all_f32.bf16_products = Bf16Products::f32;
+  const CpuFlashBackend f32(all_f32);
+  EXPECT_FALSE(amx.runs_bf16_dot_products());
+  EXPECT_EQ(amx.runs_amx_bf16_tiles(), cpu_flash_amx_bf16());
+  const auto outputs = [](const Scenario& s, const CpuFlashBackend& flash) {
+    Batch batch(s, 77, flash);
+    const auto builder = flash.create_builder(spec_of(s).with_block_size(s.kernel_block_size),
+                                              {"layer0"}, EngineConfig{}, Device::cpu());
+    auto [expected, actual] = batch.run(builder->build(0, batch.common()));
+    expect_close(actual, expected, tolerance(s.dtype, flash), "output");
+    return actual;
+  };
+  Scenario prefill;
+  prefill.shape = AttentionShape{AttentionType::full, 8, 2, 128, 128};
+  prefill.dtype = DType::bf16;
+  prefill.requests = {{200, 71}};
+  const bool rows_differ = outputs(prefill, amx) != outputs(prefill, f32);
+  EXPECT_EQ(rows_differ, amx.runs_amx_bf16_tiles());
+  Scenario decode = prefill;
+  decode.requests = {{300, 1}, {90, 1}};
+  EXPECT_EQ(outputs(decode, amx), outputs(decode, f32));
+}
+
 TEST(CpuFlashBackendTest, EverySimdTargetMatchesTheReference) {
   for (const std::string& target : cpu_flash_simd_targets()) {
     const ScopedSimdTarget pinned(target);

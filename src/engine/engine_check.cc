@@ -96,7 +96,7 @@ const CpuFlashBackend* cpu_flash_backend_of(const AttentionPlan& plan) {
 bool uses_bf16_dot_products(const Engine& engine) {
   if (engine.config().cache.dtype != DType::bf16) return false;
   const CpuFlashBackend* flash = cpu_flash_backend_of(engine.plan());
-  return flash != nullptr && flash->runs_bf16_dot_products();
+  return flash != nullptr && flash->rounds_bf16_products();
 }
 
 double dense_check_tolerance(const Engine& engine) {

@@ -67,7 +67,8 @@ DenseCheck check_against_dense(const Engine& engine, double tie_margin = 0);
 
 // The CPU_FLASH backend of the plan's first group that runs it unwrapped, or nullptr.
 const CpuFlashBackend* cpu_flash_backend_of(const AttentionPlan& plan);
-// Whether a CPU_FLASH group serves the engine's bf16 cache with AVX512-BF16 dot products.
+// Whether a CPU_FLASH group serves the engine's bf16 cache with bf16-rounded products
+// (AVX512-BF16 dot products in decode or AMX-BF16 tiles in prefill).
 bool uses_bf16_dot_products(const Engine& engine);
 // The logit tolerance of a dense check of `engine`. With f32 products both computations are f32
 // from the same K/V and differ only in the order of some sums: logits of magnitude ~10 agree to

@@ -197,6 +197,7 @@ nlohmann::json to_json(const std::vector<AttentionBenchResult>& results,
           {"threads", threads},
           {"simd_target", cpu_flash_simd_target()},
           {"bf16_dot_products", flash.runs_bf16_dot_products()},
+          {"amx_bf16_tiles", flash.runs_amx_bf16_tiles()},
           {"bf16_products", flash.bf16_products().reason},
           {"hot", options.hot},
           {"cases", std::move(cases)}};

@@ -53,7 +53,7 @@ void append_check(std::string& text, const RunReport& report) {
                                         check.near_ties, check.near_ties == 1 ? "" : "s")
                           : "",
       check.max_abs_logit_diff, report.check_tolerance,
-      report.check_bf16_dot ? ", bf16 dot products" : "", report.check_passed() ? "OK" : "FAILED");
+      report.check_bf16_dot ? ", bf16 products" : "", report.check_passed() ? "OK" : "FAILED");
 }
 
 void append_comparison(std::string& text, const FastPrefillComparison& c) {

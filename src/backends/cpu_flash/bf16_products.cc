@@ -1,5 +1,6 @@
-// The start-up probe behind Bf16Products::measured: one GQA decode batch on a bf16 cache, run
-// with dot products and with f32 products in alternating rounds, timed and compared.
+// The start-up probes behind Bf16Products::measured: a GQA decode and a chunked prefill on a bf16
+// cache, each run with bf16 products (dot products, AMX tiles) and with f32 products in
+// alternating rounds, timed and compared.
 
 #include "bf16_products.h"
 
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <numbers>
 #include <random>
@@ -22,24 +24,26 @@
 namespace attnrt::cpu_flash {
 namespace {
 
-// The probe's decode: 32 query heads over 8 KV heads (4 rows per KV head, the compute-bound GQA
-// case), head 128, 1024 keys in 16-key blocks: 4 MiB of cache, which the last-level cache holds.
+// The probes' batch: 32 query heads over 8 KV heads (4 rows per KV head, the compute-bound GQA
+// decode), head 128, 1024 keys in 16-key blocks: 4 MiB of cache, which the last-level cache
+// holds. The decode is the last key's query; the prefill, a chunk of its last kPrefillTokens.
 constexpr int kHeads = 32;
 constexpr int kKvHeads = 8;
 constexpr int kHeadSize = 128;
 constexpr int kKeys = 1024;
 constexpr int kBlockSize = 16;
+constexpr int kPrefillTokens = 128;
 constexpr int kRounds = 5;
 constexpr std::int64_t kPartialFloats = 1 << 20;
 
 class ProbeBatch {
  public:
-  explicit ProbeBatch(int num_threads) : num_threads_(num_threads) {
+  ProbeBatch(int num_threads, int query_len) : num_threads_(num_threads), query_len_(query_len) {
     std::mt19937 rng(2024);
     std::uniform_real_distribution<float> uniform(-1.f, 1.f);
     cache_.resize(static_cast<std::size_t>(kKeys) * kKvHeads * 2 * kHeadSize);
     for (std::uint16_t& x : cache_) x = float_to_bf16_bits(uniform(rng));
-    query_.resize(static_cast<std::size_t>(kHeads) * kHeadSize);
+    query_.resize(static_cast<std::size_t>(query_len) * kHeads * kHeadSize);
     for (float& x : query_) x = uniform(rng);
     for (int b = 0; b < kKeys / kBlockSize; ++b) block_row_.push_back(b);
     // The kernels' scratch and partials are 64-byte aligned, as the backend's workspace is.
@@ -48,10 +52,10 @@ class ProbeBatch {
     partials_ = Buffer::allocate(kPartialFloats * sizeof(float));
   }
 
-  // The batch's output with or without dot products, and the seconds its forward call took.
-  double run(bool dot_products, std::vector<float>& output) {
+  // The batch's output with or without bf16 products, and the seconds its forward call took.
+  double run(bool bf16_products, std::vector<float>& output) {
     output.assign(query_.size(), 0.f);
-    Request request{0, 1, kKeys, kKeys - 1, block_row_.data()};
+    Request request{0, query_len_, kKeys, kKeys - query_len_, block_row_.data()};
     RequestPlan plan;
     const AttentionShape shape{AttentionType::full, kHeads, kKvHeads, kHeadSize, kHeadSize};
     const PlanPolicy policy{num_threads_, CpuFlashOptions{}.min_split_keys,
@@ -64,7 +68,8 @@ class ProbeBatch {
     task.scale_log2 = std::numbers::log2e_v<float> / std::sqrt(static_cast<float>(kHeadSize));
     task.num_kv_heads = kKvHeads;
     task.group_size = kHeads / kKvHeads;
-    task.bf16_dot = dot_products;
+    task.bf16_dot = bf16_products;
+    task.amx_bf16 = bf16_products && query_len_ > 1;
     task.stream_prefetch = stream_prefetch_helps();
     task.requests = {&request, 1};
     task.plans = {&plan, 1};
@@ -96,11 +101,12 @@ class ProbeBatch {
     view.value_size = kHeadSize;
     return view;
   }
-  static ActivationView activations(float* data) {
-    return {data, 1, kHeads, kHeadSize, kHeads * kHeadSize, kHeadSize};
+  ActivationView activations(float* data) const {
+    return {data, query_len_, kHeads, kHeadSize, kHeads * kHeadSize, kHeadSize};
   }
 
   int num_threads_;
+  int query_len_;
   std::vector<std::uint16_t> cache_;
   std::vector<float> query_;
   std::shared_ptr<Buffer> scratch_, partials_;
@@ -109,8 +115,9 @@ class ProbeBatch {
 
 }  // namespace
 
-Bf16ProductsProbe probe_bf16_products(int num_threads) {
-  ProbeBatch batch(std::max(1, num_threads));
+Bf16ProductsProbe probe_bf16_products(int num_threads, Bf16ProbeCase probe_case) {
+  ProbeBatch batch(std::max(1, num_threads),
+                   probe_case == Bf16ProbeCase::prefill_amx ? kPrefillTokens : 1);
   std::vector<float> dot, f32;
   Bf16ProductsProbe probe{1e30, 1e30, 0};
   batch.run(true, dot);  // warm: the cache lines, the threads, the pages of the outputs
@@ -126,30 +133,54 @@ Bf16ProductsProbe probe_bf16_products(int num_threads) {
   return probe;
 }
 
-Bf16ProductsChoice choose_bf16_products(Bf16Products requested, int num_threads) {
-  if (requested == Bf16Products::f32) return {false, "f32 products (bf16_products = f32)"};
+namespace {
+
+struct PathChoice {
+  bool bf16 = false;
+  std::string reason;
+};
+
+// One path's choice: `what` names its bf16 products; `available` says whether the CPU runs them.
+PathChoice choose_path(Bf16Products requested, bool available, const char* what,
+                       const std::function<Bf16ProductsProbe()>& probe_once) {
+  if (requested == Bf16Products::f32) return {false, "f32 products (f32 requested)"};
+  if (!available) return {false, fmt::format("f32 products (this CPU has no {})", what)};
+  if (requested == Bf16Products::dot) return {true, fmt::format("{} (requested)", what)};
+  const Bf16ProductsProbe probe = probe_once();
+  const double speedup = probe.f32_seconds / probe.dot_seconds;
+  const bool bf16 = probe.max_error <= kBf16DotTolerance && speedup > 1.0;
+  return {bf16,
+          fmt::format("{}: measured at start-up, {:.2f}x the speed of f32 products, error "
+                      "{:.1e} (tolerance {:.0e})",
+                      bf16 ? what : "f32 products", speedup, probe.max_error, kBf16DotTolerance)};
+}
+
+// Each probe runs once per process: every backend asks the same machine the same question.
+Bf16ProductsProbe probe_once(Bf16ProbeCase probe_case, int num_threads) {
+  static std::once_flag once[2];
+  static Bf16ProductsProbe probes[2];
+  const auto index = static_cast<std::size_t>(probe_case);
+  std::call_once(once[index],
+                 [&] { probes[index] = probe_bf16_products(num_threads, probe_case); });
+  return probes[index];
+}
+
+}  // namespace
+
+Bf16ProductsChoice choose_bf16_products(Bf16Products decode, Bf16Products prefill,
+                                        int num_threads) {
   if (!bf16_dot_products_available()) {
-    return {false, fmt::format("f32 products: the {} target of this CPU has no AVX512-BF16",
-                               dispatched_target_name())};
+    const std::string reason = fmt::format(
+        "f32 products: the {} target of this CPU has no AVX512-BF16", dispatched_target_name());
+    return {false, false, reason};
   }
-  if (requested == Bf16Products::dot) {
-    return {true, "AVX512-BF16 dot products (bf16_products = dot)"};
-  }
-  // Once per process: every backend asks the same machine the same question.
-  static std::once_flag once;
-  static Bf16ProductsChoice measured;
-  std::call_once(once, [&] {
-    const Bf16ProductsProbe probe = probe_bf16_products(num_threads);
-    const double speedup = probe.f32_seconds / probe.dot_seconds;
-    const bool accurate = probe.max_error <= kBf16DotTolerance;
-    measured.dot_products = accurate && speedup > 1.0;
-    measured.reason = fmt::format(
-        "{}: measured at start-up, dot products {:.2f}x the speed of f32 products, error {:.1e} "
-        "(tolerance {:.0e})",
-        measured.dot_products ? "AVX512-BF16 dot products" : "f32 products", speedup,
-        probe.max_error, kBf16DotTolerance);
+  const PathChoice gemv = choose_path(decode, true, "AVX512-BF16 dot products", [&] {
+    return probe_once(Bf16ProbeCase::decode_dot, num_threads);
   });
-  return measured;
+  const PathChoice gemm = choose_path(prefill, amx_bf16_available(), "AMX-BF16 tiles", [&] {
+    return probe_once(Bf16ProbeCase::prefill_amx, num_threads);
+  });
+  return {gemv.bf16, gemm.bf16, fmt::format("decode {}; prefill {}", gemv.reason, gemm.reason)};
 }
 
 }  // namespace attnrt::cpu_flash

@@ -4,22 +4,29 @@
 // as CPU_REFERENCE). CpuFlashOptions::bf16_products asks; Bf16Products::measured lets a start-up
 // probe decide, once per process.
 
+#include <cstdint>
+
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
 
 namespace attnrt::cpu_flash {
 
-// What the probe found: a GQA decode (32/8 heads, head 128, 1024 keys) on a bf16 cache that stays
-// in the last-level cache, so that arithmetic decides, both ways, fastest of several rounds.
+// Which path a probe times: a GQA decode (32/8 heads, head 128, 1024 keys) on dot products, or a
+// 128-token chunked prefill over the same keys on AMX tiles; the cache stays in the last-level
+// cache, so that arithmetic decides.
+enum class Bf16ProbeCase : std::uint8_t { decode_dot, prefill_amx };
+
+// What a probe found, both ways, fastest of several rounds.
 struct Bf16ProductsProbe {
   double dot_seconds = 0;
   double f32_seconds = 0;
   double max_error = 0;  // |dot - f32| / max(1, |f32|) over the outputs
 };
 
-// Runs the probe with `num_threads` threads (on a CPU with AVX512-BF16 only).
-Bf16ProductsProbe probe_bf16_products(int num_threads);
+// Runs a probe with `num_threads` threads (prefill_amx: on a CPU with AMX-BF16 only).
+Bf16ProductsProbe probe_bf16_products(int num_threads, Bf16ProbeCase probe_case);
 
-// The choice for `requested`, and its reason; `measured` probes once per process.
-Bf16ProductsChoice choose_bf16_products(Bf16Products requested, int num_threads);
+// The choice for decode and prefill as requested, and its reason; `measured` probes once per
+// process and path.
+Bf16ProductsChoice choose_bf16_products(Bf16Products decode, Bf16Products prefill, int num_threads);
 
 }  // namespace attnrt::cpu_flash

@@ -79,11 +79,17 @@ int default_num_threads() {
 CpuFlashBackend::CpuFlashBackend(CpuFlashOptions options) : options_(options) {
   num_threads_ = options_.num_threads > 0 ? options_.num_threads : default_num_threads();
   num_threads_ = std::max(1, num_threads_);
-  bf16_products_ = cpu_flash::choose_bf16_products(options_.bf16_products, num_threads_);
+  bf16_products_ = cpu_flash::choose_bf16_products(
+      options_.bf16_products, options_.bf16_prefill_products.value_or(options_.bf16_products),
+      num_threads_);
 }
 
 bool CpuFlashBackend::runs_bf16_dot_products() const {
   return bf16_products_.dot_products && cpu_flash::bf16_dot_products_available();
+}
+
+bool CpuFlashBackend::runs_amx_bf16_tiles() const {
+  return bf16_products_.amx_tiles && cpu_flash::amx_bf16_available();
 }
 
 bool CpuFlashBackend::supports_spec_kind(KVSpecKind kind) const {
@@ -179,6 +185,8 @@ void CpuFlashBackend::forward(const AttentionForwardArgs& args) const {
   task.group_size = args.shape.num_heads / args.shape.num_kv_heads;
   task.bf16_dot = bf16_products_.dot_products && cache.dtype == DType::bf16 &&
                   cpu_flash::bf16_dot_products_available();
+  task.amx_bf16 =
+      bf16_products_.amx_tiles && cache.dtype == DType::bf16 && cpu_flash::amx_bf16_available();
   task.stream_prefetch = cpu_flash::stream_prefetch_helps();
   task.requests = carved.requests;
   task.plans = carved.plans;

@@ -50,6 +50,14 @@ HWY_INLINE bool UsesBf16Dot(const ForwardTask& task) {
          task.cache.key_size % 32 == 0 && task.cache.value_size % 32 == 0;
 }
 
+// A GEMM item of this call runs on AMX tiles (amx/bf16_tiles-inl.h): AMX chosen, the CPU and OS
+// permit it, a bf16 cache with widths multiples of 32. Independent of `bf16_dot`: the decode and
+// prefill paths are chosen apart.
+HWY_INLINE bool UsesAmx(const ForwardTask& task) {
+  return kAvx512Paths && task.amx_bf16 && task.cache.dtype == DType::bf16 &&
+         task.cache.key_size % 32 == 0 && task.cache.value_size % 32 == 0;
+}
+
 // The walk of an item with R rows per KV head; `bf16_dot` as UsesBf16Dot says.
 template <int R>
 HWY_INLINE GemvWalk ChooseGemvWalk(const CacheView& cache, const RowSet& rows, bool bf16_dot) {

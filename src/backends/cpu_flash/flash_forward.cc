@@ -5,6 +5,12 @@
 
 #include "flash_kernels.h"
 
+#if defined(__x86_64__) && defined(__linux__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 // clang-format off
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "../src/backends/cpu_flash/flash_forward.cc"
@@ -55,6 +61,24 @@ bool stream_prefetch_helps() {
 bool bf16_dot_products_available() {
 #if defined(__x86_64__) || defined(__i386__)
   return HWY_DYNAMIC_DISPATCH(HasBf16Dot)() && __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
+bool amx_bf16_available() {
+#if defined(__x86_64__) && defined(__linux__)
+  static const bool available = [] {
+    if (!bf16_dot_products_available()) return false;
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
+    constexpr unsigned kAmxBf16 = 1u << 22, kAmxTile = 1u << 24;
+    if ((edx & kAmxBf16) == 0 || (edx & kAmxTile) == 0) return false;
+    constexpr long kRequestPermission = 0x1023;  // ARCH_REQ_XCOMP_PERM
+    constexpr long kTileData = 18;               // XFEATURE_XTILEDATA
+    return syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+  }();
+  return available;
 #else
   return false;
 #endif

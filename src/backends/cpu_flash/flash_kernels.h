@@ -18,6 +18,9 @@ void run_forward_bf16(const ForwardTask& task);
 void run_forward_fp8(const ForwardTask& task);
 // True when the dispatched target has the AVX512-BF16 path and the CPU runs it.
 bool bf16_dot_products_available();
+// True when, in addition, the CPU has AMX-BF16 and the OS grants this process the tile state
+// (asked once, Linux: arch_prctl ARCH_REQ_XCOMP_PERM).
+bool amx_bf16_available();
 // Whether the four-row stream should prefetch each next step's records into L2: on AMD CPUs
 // (Zen 4: 17.5 → 21.0 GiB/s); on Intel the hardware prefetchers do better alone (Sapphire
 // Rapids: 0.71–0.78 → 0.86–0.96 of the roofline without). docs/cpu-flash.md §6.

@@ -203,6 +203,7 @@ struct ForwardTask {
   int num_kv_heads = 1;
   int group_size = 1;     // query heads per KV head
   bool bf16_dot = false;  // bf16 caches may use AVX512-BF16 dot products (CPU permitting)
+  bool amx_bf16 = false;  // ... and AMX tiles for GEMM items (CPU and OS permitting)
   // The four-row stream prefetches its next step: stream_prefetch_helps() (AMD only).
   bool stream_prefetch = false;
   std::span<const Request> requests;

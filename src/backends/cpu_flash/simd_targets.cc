@@ -29,6 +29,10 @@ bool cpu_flash_bf16_dot_products() {
   return cpu_flash::bf16_dot_products_available();
 }
 
+bool cpu_flash_amx_bf16() {
+  return cpu_flash::amx_bf16_available();
+}
+
 ScopedSimdTarget::ScopedSimdTarget(const std::string& name) {
   for (std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
     if (name == hwy::TargetName(target)) {

@@ -15,6 +15,9 @@ std::string cpu_flash_simd_target();
 // Whether that target serves bf16 caches with AVX512-BF16 dot products on this CPU (when
 // CpuFlashOptions::bf16_dot_products allows).
 bool cpu_flash_bf16_dot_products();
+// Whether, in addition, this CPU and OS run prefill on AMX-BF16 tiles (when
+// CpuFlashOptions::bf16_prefill_products allows).
+bool cpu_flash_amx_bf16();
 
 // While alive, CPU_FLASH dispatches to `name` (one of cpu_flash_simd_targets()); throws Error for
 // any other name. Process-wide: for tests and benchmarks, not for concurrent use.

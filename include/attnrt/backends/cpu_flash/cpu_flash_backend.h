@@ -16,12 +16,13 @@
 
 namespace attnrt {
 
-// How bf16 caches are multiplied on CPUs with AVX512-BF16.
+// How bf16 caches are multiplied on CPUs with AVX512-BF16: decode on AVX512-BF16 dot products,
+// prefill on AMX-BF16 tiles (where the CPU has them), or both in f32.
 enum class Bf16Products : std::uint8_t {
-  measured,  // dot products where a start-up probe finds them faster, and within
+  measured,  // bf16 products where a start-up probe finds them faster, and within
              // kBf16DotTolerance of the f32 products; f32 products elsewhere
-  dot,       // dot products on bf16-rounded queries and softmax weights (twice the MACs per
-             // instruction), wherever the CPU has them
+  dot,       // bf16 products on bf16-rounded queries and softmax weights (twice the MACs per
+             // instruction; AMX: a 16 x 16 x 32 tile per instruction), wherever the CPU has them
   f32,       // every product in f32, as CPU_REFERENCE computes
 };
 // The error bound of dot products against f32 products, relative to max(1, |output|): the
@@ -31,7 +32,8 @@ inline constexpr double kBf16DotTolerance = 5e-3;
 
 // What a backend chose for bf16 caches, and why (one line, shown by `attnrt plan` and `run`).
 struct Bf16ProductsChoice {
-  bool dot_products = false;
+  bool dot_products = false;  // decode-like (GEMV) items: AVX512-BF16 dot products
+  bool amx_tiles = false;     // prefill (GEMM) items: AMX-BF16 tiles
   std::string reason;
 };
 
@@ -42,7 +44,10 @@ struct CpuFlashOptions {
   int min_split_keys = 256;  // a key split covers at least this many keys
   int max_splits = 32;       // key splits per request at most (<= kMaxSplits)
   std::size_t partial_bytes = 16u << 20;  // workspace for split partial results
+  // bf16 caches: decode (GEMV items), and prefill (GEMM items) unless bf16_prefill_products says
+  // otherwise.
   Bf16Products bf16_products = Bf16Products::measured;
+  std::optional<Bf16Products> bf16_prefill_products = std::nullopt;
 };
 
 class CpuFlashBackend : public AttentionBackend {
@@ -78,9 +83,13 @@ class CpuFlashBackend : public AttentionBackend {
   // Made at construction from options().bf16_products; the kernels use dot products only while
   // the dispatched SIMD target has them too.
   const Bf16ProductsChoice& bf16_products() const { return bf16_products_; }
-  // Whether this backend's bf16 caches run on AVX512-BF16 dot products: chosen, and the
+  // Whether this backend's bf16 caches run decode on AVX512-BF16 dot products: chosen, and the
   // dispatched target and the CPU have them.
   bool runs_bf16_dot_products() const;
+  // Whether they run prefill on AMX-BF16 tiles: chosen, and the CPU and OS permit them.
+  bool runs_amx_bf16_tiles() const;
+  // Either: some products round queries and softmax weights to bf16 (kBf16DotTolerance).
+  bool rounds_bf16_products() const { return runs_bf16_dot_products() || runs_amx_bf16_tiles(); }
 
  private:
   CpuFlashOptions options_;
