@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "../tools/attnrt/bench_attention_cases.h"
@@ -35,8 +37,22 @@ bool bench_hot() {
   return text != nullptr && std::atoi(text) != 0;
 }
 
+// ATTNRT_BENCH_BF16_PRODUCTS=dot|f32 times one choice for bf16 caches; unset or `measured`, the
+// start-up probe chooses, as the engine's does. Anything else stops the benchmark.
+attnrt::Bf16Products bench_bf16_products() {
+  const char* text = std::getenv("ATTNRT_BENCH_BF16_PRODUCTS");
+  const std::string choice = text != nullptr ? text : "measured";
+  if (choice == "dot") return attnrt::Bf16Products::dot;
+  if (choice == "f32") return attnrt::Bf16Products::f32;
+  if (choice == "measured") return attnrt::Bf16Products::measured;
+  std::fprintf(stderr, "ATTNRT_BENCH_BF16_PRODUCTS: '%s' is not dot, f32 or measured\n",
+               choice.c_str());
+  std::exit(2);
+}
+
 const CpuFlashBackend& flash() {
-  static const CpuFlashBackend backend(CpuFlashOptions{.num_threads = bench_threads()});
+  static const CpuFlashBackend backend(
+      CpuFlashOptions{.num_threads = bench_threads(), .bf16_products = bench_bf16_products()});
   return backend;
 }
 
