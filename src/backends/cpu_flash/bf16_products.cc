@@ -149,10 +149,15 @@ PathChoice choose_path(Bf16Products requested, bool available, const char* what,
   const Bf16ProductsProbe probe = probe_once();
   const double speedup = probe.f32_seconds / probe.dot_seconds;
   const bool bf16 = probe.max_error <= kBf16DotTolerance && speedup > 1.0;
-  return {bf16,
-          fmt::format("{}: measured at start-up, {:.2f}x the speed of f32 products, error "
-                      "{:.1e} (tolerance {:.0e})",
-                      bf16 ? what : "f32 products", speedup, probe.max_error, kBf16DotTolerance)};
+  const std::string figures =
+      fmt::format("error {:.1e} (tolerance {:.0e})", probe.max_error, kBf16DotTolerance);
+  if (bf16) {
+    return {true, fmt::format("{}: measured at start-up, {:.2f}x the speed of f32 products, {}",
+                              what, speedup, figures)};
+  }
+  return {false,
+          fmt::format("f32 products: measured at start-up, {} ran at {:.2f}x their speed, {}", what,
+                      speedup, figures)};
 }
 
 // Each probe runs once per process: every backend asks the same machine the same question.

@@ -1,6 +1,6 @@
-// Which code serves a GEMV item (a decode-like item, at most kGemvMaxRows rows per KV head), per
-// Highway target: the one place that decides, from the item's shape, the cache dtype and the ISA.
-// docs/cpu-flash.md shows the same table with the plan's choice of GEMM vs GEMV before it.
+// Which code serves an item, per Highway target: the one place that decides, from the item's
+// shape, the cache dtype and the ISA. GEMV items (decode-like, at most kGemvMaxRows rows per KV
+// head) first; docs/cpu-flash.md shows the same tables with the plan's choice of GEMM vs GEMV.
 //
 //   R = rows per KV head     cache, ISA, condition                  walk, products
 //   1                        bf16 dot (below)                       one-row stream, bf16 dot
@@ -16,6 +16,11 @@
 // CPU with avx512bf16, when ForwardTask::bf16_dot allows (CpuFlashOptions). The streams read each
 // token record once, front to back, and keep the softmax state in registers; the chunk walk scores
 // a chunk of keys, then sums its values from L2.
+//
+// A GEMM item (more rows) has one walk, GemmWalk, whose operands UsesAmx picks:
+//   bf16, K % 32 and V % 32 == 0, AVX-512 target, CPU and OS grant AMX,
+//     ForwardTask::amx_bf16 allows                                 AMX-BF16 tiles
+//   otherwise                                                      f32 FMA on converted tiles
 
 #if defined(ATTNRT_CPU_FLASH_DISPATCH_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ATTNRT_CPU_FLASH_DISPATCH_INL_H_
