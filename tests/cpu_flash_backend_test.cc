@@ -90,19 +90,20 @@ TEST(CpuFlashBackendTest, Bf16CachesWithDotProductsStayWithinTheirTolerance) {
   check_scenario(mla, 499, flash, "MLA 576/512 prefill");
 }
 
-// The prefill path is chosen apart from the decode path: AMX tiles for GEMM items with f32
-// products for decodes. Prefill rows then differ from the all-f32 backend's (bf16-rounded
-// operands: the tiles did run) within the tolerance; decode rows stay bit-identical.
-TEST(CpuFlashBackendTest, PrefillTakesAmxTilesWhileDecodesKeepF32Products) {
+// The prefill path is chosen apart from the decode path: bf16 products (AMX tiles or dot
+// products) for GEMM items with f32 products for decodes. Prefill rows then differ from the
+// all-f32 backend's (bf16-rounded operands: the bf16 products did run) within the tolerance;
+// decode rows stay bit-identical.
+TEST(CpuFlashBackendTest, PrefillTakesBf16ProductsWhileDecodesKeepF32Products) {
   CpuFlashOptions prefill_only = splitting_options();
   prefill_only.bf16_products = Bf16Products::f32;
   prefill_only.bf16_prefill_products = Bf16Products::dot;
-  const CpuFlashBackend amx(prefill_only);
+  const CpuFlashBackend bf16_prefill(prefill_only);
   CpuFlashOptions all_f32 = splitting_options();
   all_f32.bf16_products = Bf16Products::f32;
   const CpuFlashBackend f32(all_f32);
-  EXPECT_FALSE(amx.runs_bf16_dot_products());
-  EXPECT_EQ(amx.runs_amx_bf16_tiles(), cpu_flash_amx_bf16());
+  EXPECT_FALSE(bf16_prefill.runs_bf16_dot_products());
+  EXPECT_EQ(bf16_prefill.runs_bf16_prefill_products(), cpu_flash_bf16_dot_products());
   const auto outputs = [](const Scenario& s, const CpuFlashBackend& flash) {
     Batch batch(s, 77, flash);
     const auto builder = flash.create_builder(spec_of(s).with_block_size(s.kernel_block_size),
@@ -115,11 +116,11 @@ TEST(CpuFlashBackendTest, PrefillTakesAmxTilesWhileDecodesKeepF32Products) {
   prefill.shape = AttentionShape{AttentionType::full, 8, 2, 128, 128};
   prefill.dtype = DType::bf16;
   prefill.requests = {{200, 71}};
-  const bool rows_differ = outputs(prefill, amx) != outputs(prefill, f32);
-  EXPECT_EQ(rows_differ, amx.runs_amx_bf16_tiles());
+  const bool rows_differ = outputs(prefill, bf16_prefill) != outputs(prefill, f32);
+  EXPECT_EQ(rows_differ, bf16_prefill.runs_bf16_prefill_products());
   Scenario decode = prefill;
   decode.requests = {{300, 1}, {90, 1}};
-  EXPECT_EQ(outputs(decode, amx), outputs(decode, f32));
+  EXPECT_EQ(outputs(decode, bf16_prefill), outputs(decode, f32));
 }
 
 TEST(CpuFlashBackendTest, EverySimdTargetMatchesTheReference) {

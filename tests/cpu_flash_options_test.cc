@@ -88,7 +88,7 @@ TEST(CpuFlashOptionsTest, TheRegistryBackendRunsTheDefaults) {
   EXPECT_EQ(defaults.bf16_products, Bf16Products::measured);
   EXPECT_EQ(used.bf16_products, defaults.bf16_products);
   EXPECT_EQ(flash->bf16_products().dot_products, CpuFlashBackend().bf16_products().dot_products);
-  EXPECT_EQ(flash->bf16_products().amx_tiles, CpuFlashBackend().bf16_products().amx_tiles);
+  EXPECT_EQ(flash->bf16_products().prefill_bf16, CpuFlashBackend().bf16_products().prefill_bf16);
   EXPECT_FALSE(defaults.bf16_prefill_products.has_value());  // prefill follows bf16_products
 }
 
@@ -102,21 +102,25 @@ TEST(CpuFlashOptionsTest, Bf16ProductsFollowTheRequestAndSayWhy) {
   const Bf16ProductsChoice dot =
       CpuFlashBackend({.bf16_products = Bf16Products::dot}).bf16_products();
   EXPECT_EQ(dot.dot_products, cpu_flash_bf16_dot_products()) << dot.reason;
-  EXPECT_EQ(dot.amx_tiles, cpu_flash_amx_bf16()) << dot.reason;
-  EXPECT_FALSE(f32.amx_tiles);
+  EXPECT_EQ(dot.prefill_bf16, cpu_flash_bf16_dot_products()) << dot.reason;
+  EXPECT_FALSE(f32.prefill_bf16);
   // Each path follows its own request.
   const Bf16ProductsChoice prefill_only =
       CpuFlashBackend(
           {.bf16_products = Bf16Products::f32, .bf16_prefill_products = Bf16Products::dot})
           .bf16_products();
   EXPECT_FALSE(prefill_only.dot_products);
-  EXPECT_EQ(prefill_only.amx_tiles, cpu_flash_amx_bf16()) << prefill_only.reason;
+  EXPECT_EQ(prefill_only.prefill_bf16, cpu_flash_bf16_dot_products()) << prefill_only.reason;
+  if (cpu_flash_bf16_dot_products()) {
+    const char* kind = cpu_flash_amx_bf16() ? "prefill AMX-BF16 tiles" : "prefill AVX512-BF16 dot";
+    EXPECT_NE(prefill_only.reason.find(kind), std::string::npos) << prefill_only.reason;
+  }
   const Bf16ProductsChoice measured = CpuFlashBackend().bf16_products();
   if (cpu_flash_bf16_dot_products()) {
     EXPECT_NE(measured.reason.find("measured at start-up"), std::string::npos) << measured.reason;
   } else {
     EXPECT_FALSE(measured.dot_products);
-    EXPECT_FALSE(measured.amx_tiles);
+    EXPECT_FALSE(measured.prefill_bf16);
     EXPECT_NE(measured.reason.find("no AVX512-BF16"), std::string::npos) << measured.reason;
   }
 }
@@ -129,9 +133,9 @@ TEST(CpuFlashOptionsTest, RunsBf16DotProductsOnlyWhereChosenAndAvailable) {
   const CpuFlashBackend measured;
   EXPECT_EQ(measured.runs_bf16_dot_products(),
             measured.bf16_products().dot_products && cpu_flash_bf16_dot_products());
-  EXPECT_FALSE(CpuFlashBackend({.bf16_products = Bf16Products::f32}).runs_amx_bf16_tiles());
-  EXPECT_EQ(measured.runs_amx_bf16_tiles(),
-            measured.bf16_products().amx_tiles && cpu_flash_amx_bf16());
+  EXPECT_FALSE(CpuFlashBackend({.bf16_products = Bf16Products::f32}).runs_bf16_prefill_products());
+  EXPECT_EQ(measured.runs_bf16_prefill_products(),
+            measured.bf16_products().prefill_bf16 && cpu_flash_bf16_dot_products());
 }
 
 // The probe compares the two paths on the same batch: dot products stay within their documented
@@ -146,14 +150,14 @@ TEST(CpuFlashOptionsTest, TheBf16ProbeMeasuresBothPathsWithinTolerance) {
   EXPECT_LE(probe.max_error, kBf16DotTolerance);
 }
 
-// The same for the prefill probe on AMX tiles.
-TEST(CpuFlashOptionsTest, TheAmxProbeMeasuresBothPathsWithinTolerance) {
-  if (!cpu_flash_amx_bf16()) GTEST_SKIP() << "no AMX-BF16 on this CPU (or not granted by the OS)";
+// The same for the prefill probe, on AMX tiles or dot products.
+TEST(CpuFlashOptionsTest, ThePrefillProbeMeasuresBothPathsWithinTolerance) {
+  if (!cpu_flash_bf16_dot_products()) GTEST_SKIP() << "no AVX512-BF16 on this CPU";
   const cpu_flash::Bf16ProductsProbe probe =
-      cpu_flash::probe_bf16_products(2, cpu_flash::Bf16ProbeCase::prefill_amx);
+      cpu_flash::probe_bf16_products(2, cpu_flash::Bf16ProbeCase::prefill);
   EXPECT_GT(probe.dot_seconds, 0);
   EXPECT_GT(probe.f32_seconds, 0);
-  EXPECT_GT(probe.max_error, 0);  // the paths differ: the AMX tiles really ran
+  EXPECT_GT(probe.max_error, 0);  // the paths differ: the bf16 products really ran
   EXPECT_LE(probe.max_error, kBf16DotTolerance);
 }
 

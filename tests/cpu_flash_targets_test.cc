@@ -1,6 +1,7 @@
 // CPU_FLASH's hand-written AVX-512 paths serve every AVX-512 target Highway compiles (AVX3 and
 // AVX3_DL here; AVX3_ZEN4 and AVX3_SPR in newer Highway), not only the one they were written on:
-// forced to each target, the AVX512-BF16 dot products stay available wherever the CPU has them.
+// forced to each target, the AVX512-BF16 dot products (and prefill's bf16 products) stay
+// available wherever the CPU has them.
 // (cpu_flash_backend_test checks every target's results against the reference.)
 
 #include <gtest/gtest.h>
@@ -27,6 +28,11 @@ TEST(CpuFlashTargetsTest, EveryAvx512TargetKeepsTheAvx512Paths) {
     const bool avx512 = is_avx512_target(target);
     avx512_targets += avx512 ? 1 : 0;
     EXPECT_EQ(cpu_flash_bf16_dot_products(), avx512 && cpu_has_bf16) << target;
+    // Prefill's bf16 products follow the same target: AMX tiles or dot products, f32 elsewhere.
+    const std::string prefill = !(avx512 && cpu_has_bf16) ? "f32 products"
+                                : cpu_flash_amx_bf16()    ? "AMX-BF16 tiles"
+                                                          : "AVX512-BF16 dot products";
+    EXPECT_EQ(cpu_flash_bf16_prefill_products(), prefill) << target;
   }
   const std::vector<std::string> targets = cpu_flash_simd_targets();
   if (targets.size() == 1) {

@@ -170,7 +170,7 @@ TEST(TensorParallelEngine, OnlyRankZeroTakesRequests) {
 // Every rank multiplies bf16 caches the way rank 0 measured (a probe per process could differ).
 TEST(TensorParallelEngine, RanksUseRankZerosBf16Products) {
   std::vector<int> dot(2, -1);
-  std::vector<int> amx(2, -1);
+  std::vector<int> prefill(2, -1);
   run_ranks(2, [&](Communicator& c) {
     EngineConfig config = config_for(2);
     config.cache.dtype = DType::bf16;
@@ -180,14 +180,14 @@ TEST(TensorParallelEngine, RanksUseRankZerosBf16Products) {
     const CpuFlashBackend* flash = cpu_flash_backend_of(engine.plan());
     ASSERT_NE(flash, nullptr);
     dot[static_cast<std::size_t>(c.rank())] = flash->bf16_products().dot_products ? 1 : 0;
-    amx[static_cast<std::size_t>(c.rank())] = flash->bf16_products().amx_tiles ? 1 : 0;
+    prefill[static_cast<std::size_t>(c.rank())] = flash->bf16_products().prefill_bf16 ? 1 : 0;
     if (c.rank() == 1) {
       EXPECT_EQ(flash->bf16_products().reason.find("measured"), std::string::npos)
           << flash->bf16_products().reason;
     }
   });
   EXPECT_EQ(dot[0], dot[1]);
-  EXPECT_EQ(amx[0], amx[1]);
+  EXPECT_EQ(prefill[0], prefill[1]);
 }
 
 TEST(TensorParallelEngine, WorldMustMatchTheConfig) {

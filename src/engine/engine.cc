@@ -48,10 +48,10 @@ BackendRegistry builtin_backends_of_rank_zero(Communicator& ranks) {
   const auto* flash =
       dynamic_cast<const CpuFlashBackend*>(builtin_backends().find("CPU_FLASH").get());
   if (ranks.world() == 1 || flash == nullptr) return builtin_backends();
-  std::int64_t chosen[2] = {0, 0};  // decode dot products, prefill AMX tiles
+  std::int64_t chosen[2] = {0, 0};  // decode on dot products, prefill in bf16
   if (ranks.rank() == 0) {
     chosen[0] = flash->bf16_products().dot_products ? 1 : 0;
-    chosen[1] = flash->bf16_products().amx_tiles ? 1 : 0;
+    chosen[1] = flash->bf16_products().prefill_bf16 ? 1 : 0;
   }
   ranks.broadcast(std::as_writable_bytes(std::span(chosen)), 0);
   if (ranks.rank() == 0) return builtin_backends();

@@ -1,6 +1,6 @@
 // The start-up probes behind Bf16Products::measured: a GQA decode and a chunked prefill on a bf16
-// cache, each run with bf16 products (dot products, AMX tiles) and with f32 products in
-// alternating rounds, timed and compared.
+// cache, each run with bf16 products (dot products; prefill: AMX tiles where the CPU has them)
+// and with f32 products in alternating rounds, timed and compared.
 
 #include "bf16_products.h"
 
@@ -69,7 +69,8 @@ class ProbeBatch {
     task.num_kv_heads = kKvHeads;
     task.group_size = kHeads / kKvHeads;
     task.bf16_dot = bf16_products;
-    task.amx_bf16 = bf16_products && query_len_ > 1;
+    task.prefill_products =
+        bf16_products ? bf16_prefill_products_available() : PrefillProducts::f32;
     task.stream_prefetch = stream_prefetch_helps();
     task.requests = {&request, 1};
     task.plans = {&plan, 1};
@@ -117,7 +118,7 @@ class ProbeBatch {
 
 Bf16ProductsProbe probe_bf16_products(int num_threads, Bf16ProbeCase probe_case) {
   ProbeBatch batch(std::max(1, num_threads),
-                   probe_case == Bf16ProbeCase::prefill_amx ? kPrefillTokens : 1);
+                   probe_case == Bf16ProbeCase::prefill ? kPrefillTokens : 1);
   std::vector<float> dot, f32;
   Bf16ProductsProbe probe{1e30, 1e30, 0};
   batch.run(true, dot);  // warm: the cache lines, the threads, the pages of the outputs
@@ -140,11 +141,10 @@ struct PathChoice {
   std::string reason;
 };
 
-// One path's choice: `what` names its bf16 products; `available` says whether the CPU runs them.
-PathChoice choose_path(Bf16Products requested, bool available, const char* what,
+// One path's choice on a CPU with AVX512-BF16: `what` names its bf16 products.
+PathChoice choose_path(Bf16Products requested, const char* what,
                        const std::function<Bf16ProductsProbe()>& probe_once) {
   if (requested == Bf16Products::f32) return {false, "f32 products (f32 requested)"};
-  if (!available) return {false, fmt::format("f32 products (this CPU has no {})", what)};
   if (requested == Bf16Products::dot) return {true, fmt::format("{} (requested)", what)};
   const Bf16ProductsProbe probe = probe_once();
   const double speedup = probe.f32_seconds / probe.dot_seconds;
@@ -179,12 +179,13 @@ Bf16ProductsChoice choose_bf16_products(Bf16Products decode, Bf16Products prefil
         "f32 products: the {} target of this CPU has no AVX512-BF16", dispatched_target_name());
     return {false, false, reason};
   }
-  const PathChoice gemv = choose_path(decode, true, "AVX512-BF16 dot products", [&] {
+  const PathChoice gemv = choose_path(decode, "AVX512-BF16 dot products", [&] {
     return probe_once(Bf16ProbeCase::decode_dot, num_threads);
   });
-  const PathChoice gemm = choose_path(prefill, amx_bf16_available(), "AMX-BF16 tiles", [&] {
-    return probe_once(Bf16ProbeCase::prefill_amx, num_threads);
-  });
+  const bool amx = amx_bf16_available();
+  const PathChoice gemm =
+      choose_path(prefill, amx ? "AMX-BF16 tiles" : "AVX512-BF16 dot products",
+                  [&] { return probe_once(Bf16ProbeCase::prefill, num_threads); });
   return {gemv.bf16, gemm.bf16, fmt::format("decode {}; prefill {}", gemv.reason, gemm.reason)};
 }
 

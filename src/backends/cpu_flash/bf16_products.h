@@ -11,9 +11,9 @@
 namespace attnrt::cpu_flash {
 
 // Which path a probe times: a GQA decode (32/8 heads, head 128, 1024 keys) on dot products, or a
-// 128-token chunked prefill over the same keys on AMX tiles; the cache stays in the last-level
-// cache, so that arithmetic decides.
-enum class Bf16ProbeCase : std::uint8_t { decode_dot, prefill_amx };
+// 128-token chunked prefill over the same keys on AMX tiles (else dot products); the cache stays
+// in the last-level cache, so that arithmetic decides.
+enum class Bf16ProbeCase : std::uint8_t { decode_dot, prefill };
 
 // What a probe found, both ways, fastest of several rounds.
 struct Bf16ProductsProbe {
@@ -22,7 +22,7 @@ struct Bf16ProductsProbe {
   double max_error = 0;  // |dot - f32| / max(1, |f32|) over the outputs
 };
 
-// Runs a probe with `num_threads` threads (prefill_amx: on a CPU with AMX-BF16 only).
+// Runs a probe with `num_threads` threads (on a CPU with AVX512-BF16 only).
 Bf16ProductsProbe probe_bf16_products(int num_threads, Bf16ProbeCase probe_case);
 
 // The choice for decode and prefill as requested, and its reason; `measured` probes once per

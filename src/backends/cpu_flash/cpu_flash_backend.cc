@@ -88,8 +88,9 @@ bool CpuFlashBackend::runs_bf16_dot_products() const {
   return bf16_products_.dot_products && cpu_flash::bf16_dot_products_available();
 }
 
-bool CpuFlashBackend::runs_amx_bf16_tiles() const {
-  return bf16_products_.amx_tiles && cpu_flash::amx_bf16_available();
+bool CpuFlashBackend::runs_bf16_prefill_products() const {
+  return bf16_products_.prefill_bf16 &&
+         cpu_flash::bf16_prefill_products_available() != cpu_flash::PrefillProducts::f32;
 }
 
 bool CpuFlashBackend::supports_spec_kind(KVSpecKind kind) const {
@@ -185,8 +186,9 @@ void CpuFlashBackend::forward(const AttentionForwardArgs& args) const {
   task.group_size = args.shape.num_heads / args.shape.num_kv_heads;
   task.bf16_dot = bf16_products_.dot_products && cache.dtype == DType::bf16 &&
                   cpu_flash::bf16_dot_products_available();
-  task.amx_bf16 =
-      bf16_products_.amx_tiles && cache.dtype == DType::bf16 && cpu_flash::amx_bf16_available();
+  task.prefill_products = bf16_products_.prefill_bf16 && cache.dtype == DType::bf16
+                              ? cpu_flash::bf16_prefill_products_available()
+                              : cpu_flash::PrefillProducts::f32;
   task.stream_prefetch = cpu_flash::stream_prefetch_helps();
   task.requests = carved.requests;
   task.plans = carved.plans;

@@ -17,10 +17,11 @@
 // token record once, front to back, and keep the softmax state in registers; the chunk walk scores
 // a chunk of keys, then sums its values from L2.
 //
-// A GEMM item (more rows) has one walk, GemmWalk, whose operands UsesAmx picks:
-//   bf16, K % 32 and V % 32 == 0, AVX-512 target, CPU and OS grant AMX,
-//     ForwardTask::amx_bf16 allows                                 AMX-BF16 tiles
-//   otherwise                                                      f32 FMA on converted tiles
+// A GEMM item (more rows) has one walk, GemmWalk, whose operands ChooseGemmProducts picks:
+//   bf16, K % 32 and V % 32 == 0, AVX-512 target, and ForwardTask::prefill_products says
+//     amx_tiles (the CPU and OS grant AMX)                       bf16 pairs on AMX tiles
+//     bf16_dot (the CPU has AVX512-BF16, no AMX)                 bf16 pairs on vdpbf16ps
+//   otherwise                                                    f32 FMA on converted tiles
 
 #if defined(ATTNRT_CPU_FLASH_DISPATCH_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ATTNRT_CPU_FLASH_DISPATCH_INL_H_
@@ -55,12 +56,13 @@ HWY_INLINE bool UsesBf16Dot(const ForwardTask& task) {
          task.cache.key_size % 32 == 0 && task.cache.value_size % 32 == 0;
 }
 
-// A GEMM item of this call runs on AMX tiles (amx/bf16_tiles-inl.h): AMX chosen, the CPU and OS
-// permit it, a bf16 cache with widths multiples of 32. Independent of `bf16_dot`: the decode and
-// prefill paths are chosen apart.
-HWY_INLINE bool UsesAmx(const ForwardTask& task) {
-  return kAvx512Paths && task.amx_bf16 && task.cache.dtype == DType::bf16 &&
-         task.cache.key_size % 32 == 0 && task.cache.value_size % 32 == 0;
+// The products of this call's GEMM items: as ForwardTask::prefill_products asks (the backend
+// asked the CPU) for a bf16 cache with widths multiples of 32 on an AVX-512 target; f32 FMAs
+// otherwise. Independent of `bf16_dot`: the decode and prefill paths are chosen apart.
+HWY_INLINE PrefillProducts ChooseGemmProducts(const ForwardTask& task) {
+  const bool pairs = kAvx512Paths && task.cache.dtype == DType::bf16 &&
+                     task.cache.key_size % 32 == 0 && task.cache.value_size % 32 == 0;
+  return pairs ? task.prefill_products : PrefillProducts::f32;
 }
 
 // The walk of an item with R rows per KV head; `bf16_dot` as UsesBf16Dot says.

@@ -68,8 +68,8 @@ bool bf16_dot_products_available() {
 
 bool amx_bf16_available() {
 #if defined(__x86_64__) && defined(__linux__)
-  static const bool available = [] {
-    if (!bf16_dot_products_available()) return false;
+  // The CPU and the OS are asked once; the dispatched target (pinned in tests) every time.
+  static const bool granted = [] {
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
     constexpr unsigned kAmxBf16 = 1u << 22, kAmxTile = 1u << 24;
@@ -78,10 +78,16 @@ bool amx_bf16_available() {
     constexpr long kTileData = 18;               // XFEATURE_XTILEDATA
     return syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
   }();
-  return available;
+  return granted && bf16_dot_products_available();
 #else
   return false;
 #endif
+}
+
+PrefillProducts bf16_prefill_products_available() {
+  if (amx_bf16_available()) return PrefillProducts::amx_tiles;
+  if (bf16_dot_products_available()) return PrefillProducts::bf16_dot;
+  return PrefillProducts::f32;
 }
 
 }  // namespace attnrt::cpu_flash

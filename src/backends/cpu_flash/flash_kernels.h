@@ -21,6 +21,8 @@ bool bf16_dot_products_available();
 // True when, in addition, the CPU has AMX-BF16 and the OS grants this process the tile state
 // (asked once, Linux: arch_prctl ARCH_REQ_XCOMP_PERM).
 bool amx_bf16_available();
+// The bf16 products GEMM items can take here: AMX tiles, else AVX512-BF16 dot products, else f32.
+PrefillProducts bf16_prefill_products_available();
 // Whether the four-row stream should prefetch each next step's records into L2: on AMD CPUs
 // (Zen 4: 17.5 → 21.0 GiB/s); on Intel the hardware prefetchers do better alone (Sapphire
 // Rapids: 0.71–0.78 → 0.86–0.96 of the roofline without). docs/cpu-flash.md §6.

@@ -193,6 +193,10 @@ struct ScratchLayout {
   std::size_t bytes() const { return static_cast<std::size_t>(total) * sizeof(float); }
 };
 
+// How a GEMM (prefill) item of a bf16 cache multiplies: f32 FMAs on the widened cache, or bf16
+// products on AVX512-BF16 dot products or AMX tiles.
+enum class PrefillProducts : std::uint8_t { f32, bf16_dot, amx_tiles };
+
 // Everything one forward call's kernels read. Spans point into the workspace.
 struct ForwardTask {
   CacheView cache;
@@ -203,7 +207,8 @@ struct ForwardTask {
   int num_kv_heads = 1;
   int group_size = 1;     // query heads per KV head
   bool bf16_dot = false;  // bf16 caches may use AVX512-BF16 dot products (CPU permitting)
-  bool amx_bf16 = false;  // ... and AMX tiles for GEMM items (CPU and OS permitting)
+  // ... and GEMM items these products (bf16_prefill_products_available() permitting).
+  PrefillProducts prefill_products = PrefillProducts::f32;
   // The four-row stream prefetches its next step: stream_prefetch_helps() (AMD only).
   bool stream_prefetch = false;
   std::span<const Request> requests;

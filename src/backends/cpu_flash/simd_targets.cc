@@ -33,6 +33,18 @@ bool cpu_flash_amx_bf16() {
   return cpu_flash::amx_bf16_available();
 }
 
+std::string cpu_flash_bf16_prefill_products() {
+  switch (cpu_flash::bf16_prefill_products_available()) {
+    case cpu_flash::PrefillProducts::amx_tiles:
+      return "AMX-BF16 tiles";
+    case cpu_flash::PrefillProducts::bf16_dot:
+      return "AVX512-BF16 dot products";
+    case cpu_flash::PrefillProducts::f32:
+      break;
+  }
+  return "f32 products";
+}
+
 ScopedSimdTarget::ScopedSimdTarget(const std::string& name) {
   for (std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
     if (name == hwy::TargetName(target)) {

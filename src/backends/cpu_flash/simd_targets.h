@@ -16,8 +16,11 @@ std::string cpu_flash_simd_target();
 // CpuFlashOptions::bf16_dot_products allows).
 bool cpu_flash_bf16_dot_products();
 // Whether, in addition, this CPU and OS run prefill on AMX-BF16 tiles (when
-// CpuFlashOptions::bf16_prefill_products allows).
+// CpuFlashOptions::bf16_prefill_products allows; dot products otherwise).
 bool cpu_flash_amx_bf16();
+// What bf16 prefill products this target and CPU run, when chosen: "AMX-BF16 tiles",
+// "AVX512-BF16 dot products" or "f32 products".
+std::string cpu_flash_bf16_prefill_products();
 
 // While alive, CPU_FLASH dispatches to `name` (one of cpu_flash_simd_targets()); throws Error for
 // any other name. Process-wide: for tests and benchmarks, not for concurrent use.

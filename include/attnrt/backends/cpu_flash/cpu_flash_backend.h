@@ -16,8 +16,8 @@
 
 namespace attnrt {
 
-// How bf16 caches are multiplied on CPUs with AVX512-BF16: decode on AVX512-BF16 dot products,
-// prefill on AMX-BF16 tiles (where the CPU has them), or both in f32.
+// How bf16 caches are multiplied on CPUs with AVX512-BF16: in bf16 (decode on AVX512-BF16 dot
+// products, prefill on AMX-BF16 tiles where the CPU has them, else on dot products too) or in f32.
 enum class Bf16Products : std::uint8_t {
   measured,  // bf16 products where a start-up probe finds them faster, and within
              // kBf16DotTolerance of the f32 products; f32 products elsewhere
@@ -33,7 +33,7 @@ inline constexpr double kBf16DotTolerance = 5e-3;
 // What a backend chose for bf16 caches, and why (one line, shown by `attnrt plan` and `run`).
 struct Bf16ProductsChoice {
   bool dot_products = false;  // decode-like (GEMV) items: AVX512-BF16 dot products
-  bool amx_tiles = false;     // prefill (GEMM) items: AMX-BF16 tiles
+  bool prefill_bf16 = false;  // prefill (GEMM) items: AMX-BF16 tiles, else dot products
   std::string reason;
 };
 
@@ -86,10 +86,13 @@ class CpuFlashBackend : public AttentionBackend {
   // Whether this backend's bf16 caches run decode on AVX512-BF16 dot products: chosen, and the
   // dispatched target and the CPU have them.
   bool runs_bf16_dot_products() const;
-  // Whether they run prefill on AMX-BF16 tiles: chosen, and the CPU and OS permit them.
-  bool runs_amx_bf16_tiles() const;
+  // Whether they run prefill on bf16 products (AMX-BF16 tiles or dot products): chosen, and the
+  // dispatched target, the CPU and the OS permit them.
+  bool runs_bf16_prefill_products() const;
   // Either: some products round queries and softmax weights to bf16 (kBf16DotTolerance).
-  bool rounds_bf16_products() const { return runs_bf16_dot_products() || runs_amx_bf16_tiles(); }
+  bool rounds_bf16_products() const {
+    return runs_bf16_dot_products() || runs_bf16_prefill_products();
+  }
 
  private:
   CpuFlashOptions options_;

@@ -1,13 +1,8 @@
-// The operands of a GEMM item (flash_gemm_walk-inl.h) for a bf16 cache on AMX: tdpbf16ps
+// The products of a bf16 GEMM item (avx512/bf16_pair_operands-inl.h) on AMX: tdpbf16ps
 // multiplies a 16 × 32 bf16 tile by a 32 × 16 one (stored as 16 rows of 16 bf16 pairs) into a
-// 16 × 16 f32 tile, 8 192 MACs per instruction. The walk keeps its layout, rows of an item
-// along the tiles' columns:
-//   Sᵀ[keys][rows]    = K[keys][dims] · Qᵀ, Qᵀ as pairs (q[m][2p], q[m][2p + 1]) per column m;
-//   Oᵀ[values][rows] += V'[values][key pairs] · Pᵀ, V' holding (v[2j][i], v[2j + 1][i]) and Pᵀ
-//                       the softmax weights (p[2j][m], p[2j + 1][m]), both rounded to bf16.
-// Keys are padded to whole tiles with zeros. The CPU must have AMX-BF16 and the OS must have
-// granted the tile state (amx_bf16_available); the bf16 products option must allow rounding.
-// x86 AVX-512 targets only (every AMX CPU has AVX-512); empty elsewhere.
+// 16 × 16 f32 tile, 8 192 MACs per instruction. The CPU must have AMX-BF16 and the OS must have
+// granted the tile state (amx_bf16_available). x86 AVX-512 targets only (every AMX CPU has
+// AVX-512); empty elsewhere.
 
 #if defined(ATTNRT_CPU_FLASH_AMX_BF16_TILES_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ATTNRT_CPU_FLASH_AMX_BF16_TILES_INL_H_
@@ -16,14 +11,10 @@
 #define ATTNRT_CPU_FLASH_AMX_BF16_TILES_INL_H_
 #endif
 
-#include <algorithm>
+#include <cstddef>
 #include <cstdint>
-#include <cstring>
 
-#include "backends/cpu_flash/amx/bf16_packing-inl.h"
-#include "backends/cpu_flash/flash_gemm_walk-inl.h"
-#include "backends/cpu_flash/flash_rows.h"
-#include "backends/cpu_flash/flash_types.h"
+#include "backends/cpu_flash/flash_targets.h"
 
 #if ATTNRT_AVX512_TARGET
 #include <immintrin.h>
@@ -119,49 +110,15 @@ ATTNRT_AMX inline HWY_NOINLINE void TileProduct(int m_blocks, int n_blocks, int 
   }
 }
 
-// GemmWalk's operands for a bf16 cache on AMX (UsesAmx). The tiles are configured for the
-// item's lifetime. Qᵀ, K and V' pairs take the f32 regions of the scratch (each fits in half).
-class AmxBf16Operands {
- public:
-  // The max rises lazily (RaiseMaxLazily): weights stay below 2^8, so their bf16 rounding keeps its
-  // relative error, and RescaleColumns skips most tiles.
-  static constexpr float kMaxSlack = 8.f;
-
-  AmxBf16Operands(const ForwardTask& task, float* scratch) : task_(task), scratch_(scratch) {
-    ConfigureTiles();
+// Bf16PairOperands' products on AMX tiles: configured for an item's lifetime.
+struct AmxTileProducts {
+  static void Begin() { ConfigureTiles(); }
+  static void End() { ReleaseTiles(); }
+  template <bool kAccumulate>
+  static void Multiply(int m_blocks, int n_blocks, int steps, const void* a, std::int64_t lda,
+                       const void* b, std::int64_t ldb, float* c, std::int64_t ldc) {
+    TileProduct<kAccumulate>(m_blocks, n_blocks, steps, a, lda, b, ldb, c, ldc);
   }
-  ~AmxBf16Operands() { ReleaseTiles(); }
-  AmxBf16Operands(const AmxBf16Operands&) = delete;
-  AmxBf16Operands& operator=(const AmxBf16Operands&) = delete;
-
-  void PackQuery(const Item& item, const RowSet& rows) const {
-    PackQueryPairs(task_, item, rows, region(task_.scratch_layout.q));
-  }
-  void PackTile(const Request& request, int kv_head, int first, int count) const {
-    PackKeysAndValuePairs(task_.cache, request, kv_head, first, count,
-                          region(task_.scratch_layout.k), region(task_.scratch_layout.v));
-  }
-  void Scores(const RowSet& rows, int count, float* scores) const {
-    const int key_size = task_.cache.key_size;
-    TileProduct<false>((count + 15) / 16, rows.padded / 16, key_size / 32,
-                       region(task_.scratch_layout.k), key_size * 2, region(task_.scratch_layout.q),
-                       rows.padded * 4, scores, rows.padded * 4);
-  }
-  void AddValues(const RowSet& rows, int count, float* weights, float* ot) const {
-    const int pairs = PackWeightPairs(count, rows.padded, weights);
-    RescaleColumns(rows, task_.cache.value_size, ot);
-    TileProduct<true>(task_.cache.value_size / 16, rows.padded / 16, pairs / 16,
-                      region(task_.scratch_layout.v), kKeyTile / 2 * 4, weights, rows.padded * 4,
-                      ot, rows.padded * 4);
-  }
-
- private:
-  std::uint32_t* region(std::int64_t offset) const {
-    return reinterpret_cast<std::uint32_t*>(scratch_ + offset);
-  }
-
-  const ForwardTask& task_;
-  float* scratch_;
 };
 
 #undef ATTNRT_AMX

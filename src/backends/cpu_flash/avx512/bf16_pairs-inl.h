@@ -1,13 +1,14 @@
-// How the AMX GEMM item (amx/bf16_tiles-inl.h) lays out its bf16 operands, packed with AVX-512:
-// the queries and the softmax weights as bf16 pairs along the columns of a tile, the keys as
-// cached, the values transposed so that a tile row holds one value entry over 32 keys.
-// x86 AVX-512 targets only; empty elsewhere.
+// How a bf16 GEMM item (bf16_pair_operands-inl.h) lays out its operands, packed with AVX-512: the
+// queries and the softmax weights as bf16 pairs along the columns of the B operand, the keys as
+// cached, the values transposed so that a row of A holds one value entry over the tile's keys.
+// The layouts are those of AMX tiles (amx/bf16_tiles-inl.h), which vdpbf16ps reads as well
+// (bf16_pair_gemm-inl.h). x86 AVX-512 targets only; empty elsewhere.
 
-#if defined(ATTNRT_CPU_FLASH_AMX_BF16_PACKING_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef ATTNRT_CPU_FLASH_AMX_BF16_PACKING_INL_H_
-#undef ATTNRT_CPU_FLASH_AMX_BF16_PACKING_INL_H_
+#if defined(ATTNRT_CPU_FLASH_AVX512_BF16_PAIRS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNRT_CPU_FLASH_AVX512_BF16_PAIRS_INL_H_
+#undef ATTNRT_CPU_FLASH_AVX512_BF16_PAIRS_INL_H_
 #else
-#define ATTNRT_CPU_FLASH_AMX_BF16_PACKING_INL_H_
+#define ATTNRT_CPU_FLASH_AVX512_BF16_PAIRS_INL_H_
 #endif
 
 #include <algorithm>
@@ -207,4 +208,4 @@ HWY_INLINE void RescaleColumns(const RowSet& rows, int value_size, float* HWY_RE
 }  // namespace attnrt::cpu_flash::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
-#endif  // ATTNRT_CPU_FLASH_AMX_BF16_PACKING_INL_H_
+#endif  // ATTNRT_CPU_FLASH_AVX512_BF16_PAIRS_INL_H_
