@@ -11,7 +11,7 @@
 namespace attnrt::cpu_flash {
 
 // Which path a probe times: a GQA decode (32/8 heads, head 128, 1024 keys) on dot products, or a
-// 128-token chunked prefill over the same keys on AMX tiles (else dot products); the cache stays
+// 64-token chunked prefill over the same keys on AMX tiles (else dot products); the cache stays
 // in the last-level cache, so that arithmetic decides.
 enum class Bf16ProbeCase : std::uint8_t { decode_dot, prefill };
 
