@@ -1,7 +1,8 @@
 // The walk of a GEMM item of CPU_FLASH (prefill), per Highway target: an item's query rows
 // (tokens × heads of one GQA group) lie along SIMD lanes, so the softmax is vertical and each
 // packed K/V tile serves every row: Sᵀ = K·Qᵀ and Oᵀ = α·Oᵀ + Vᵀ·Pᵀ are both broadcast-multiply
-// tiles. Operands pack and multiply: f32 FMAs here, AMX bf16 tiles in amx/bf16_tiles-inl.h.
+// tiles. Operands pack and multiply: f32 FMAs here, bf16 pairs (AMX tiles or vdpbf16ps) in
+// avx512/bf16_pair_operands-inl.h.
 
 #if defined(ATTNRT_CPU_FLASH_GEMM_WALK_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ATTNRT_CPU_FLASH_GEMM_WALK_INL_H_
@@ -167,8 +168,7 @@ HWY_INLINE void SoftmaxRowVectors(const RowSet& rows, int offset, int first, int
   for (int v = 0; v < NV; ++v) {
     const int row = offset + v * lanes;
     const VF old_max = hn::Load(df, rows.max + row);
-    const SoftmaxRaise raise = slack > 0.f ? RaiseMaxLazily(df, old_max, tile_max[v], slack)
-                                           : RaiseMax(df, old_max, tile_max[v]);
+    const SoftmaxRaise raise = RaiseMax(df, old_max, tile_max[v], slack);
     base[v] = raise.base;
     sum[v] = hn::Zero(df);
     hn::Store(raise.max, df, rows.max + row);
@@ -189,7 +189,7 @@ HWY_INLINE void SoftmaxRowVectors(const RowSet& rows, int offset, int first, int
   }
 }
 
-// `slack`: 0, or the slack of RaiseMaxLazily.
+// `slack`: the Operands' kMaxSlack (RaiseMax).
 HWY_INLINE void SoftmaxTile(const RowSet& rows, int first, int count, bool fully_visible,
                             float slack, float* HWY_RESTRICT scores, std::int64_t stride) {
   const int lanes = static_cast<int>(hn::Lanes(DF()));
@@ -247,7 +247,7 @@ HWY_INLINE void PackQueryTransposed(const ForwardTask& task, const Item& item, c
 }
 
 // The operands of the GEMM item for a cache of T in f32: Qᵀ and each K/V tile converted to f32,
-// Sᵀ = K·Qᵀ and Oᵀ = α·Oᵀ + Vᵀ·Pᵀ by f32 FMAs. amx/bf16_tiles-inl.h has the AMX ones.
+// Sᵀ = K·Qᵀ and Oᵀ = α·Oᵀ + Vᵀ·Pᵀ by f32 FMAs. avx512/bf16_pair_operands-inl.h has the bf16 ones.
 template <typename T>
 struct F32Operands {
   static constexpr float kMaxSlack = 0.f;  // the FMA tiles rescale O for free (MicroTile)
@@ -284,7 +284,7 @@ struct F32Operands {
 };
 
 // One GEMM item: tile by tile, scores, the online softmax over them, then the values; the
-// Operands (F32Operands, AmxBf16Operands) pack and multiply.
+// Operands (F32Operands, Bf16PairOperands) pack and multiply.
 template <class Operands>
 HWY_INLINE void GemmWalk(const ForwardTask& task, const Item& item, float* scratch,
                          const Operands& operands) {

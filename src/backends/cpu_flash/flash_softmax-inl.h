@@ -55,18 +55,15 @@ struct SoftmaxRaise {
   VF alpha;
 };
 
-HWY_INLINE SoftmaxRaise RaiseMax(DF df, VF old_max, VF tile_max) {
-  const VF max = hn::Max(old_max, tile_max);
-  const VF base = SoftmaxBase(df, max);
-  return {max, base, SoftmaxRescale(df, old_max, base)};
-}
-
-// The same, but the max moves only where the tile's exceeds it by more than `slack` > 0 (log2
-// units): weights then reach 2^slack at most, and most tiles leave α = 1 exactly, which a path
-// that rescales O in a pass of its own (AMX) skips. The state stays exact: l and O share the max.
-HWY_INLINE SoftmaxRaise RaiseMaxLazily(DF df, VF old_max, VF tile_max, float slack) {
-  const VF max =
-      hn::IfThenElse(hn::Gt(tile_max, hn::Add(old_max, hn::Set(df, slack))), tile_max, old_max);
+// With `slack` > 0 (log2 units) the max moves only where the tile's exceeds it by more than
+// slack: weights then reach 2^slack at most, and most tiles leave α = 1 exactly, which a path
+// that rescales O in a pass of its own (bf16 pairs) skips. The state stays exact either way: l
+// and O share the max.
+HWY_INLINE SoftmaxRaise RaiseMax(DF df, VF old_max, VF tile_max, float slack = 0.f) {
+  const VF max = slack > 0.f
+                     ? hn::IfThenElse(hn::Gt(tile_max, hn::Add(old_max, hn::Set(df, slack))),
+                                      tile_max, old_max)
+                     : hn::Max(old_max, tile_max);
   const VF base = SoftmaxBase(df, max);
   return {max, base, SoftmaxRescale(df, old_max, base)};
 }

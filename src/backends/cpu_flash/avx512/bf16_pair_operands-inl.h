@@ -28,8 +28,8 @@ namespace attnrt::cpu_flash::HWY_NAMESPACE {
 template <class Products>
 class Bf16PairOperands {
  public:
-  // The max rises lazily (RaiseMaxLazily): weights stay below 2^8, so their bf16 rounding keeps
-  // its relative error, and RescaleColumns skips most tiles.
+  // The max rises lazily (RaiseMax with a slack): weights stay below 2^8, so their bf16 rounding
+  // keeps its relative error, and RescaleColumns skips most tiles.
   static constexpr float kMaxSlack = 8.f;
 
   Bf16PairOperands(const ForwardTask& task, float* scratch) : task_(task), scratch_(scratch) {
