@@ -138,27 +138,20 @@ TEST(CpuFlashOptionsTest, RunsBf16DotProductsOnlyWhereChosenAndAvailable) {
             measured.bf16_products().prefill_bf16 && cpu_flash_bf16_dot_products());
 }
 
-// The probe compares the two paths on the same batch: dot products stay within their documented
-// tolerance of the f32 products (or the probe says they do not, and they are not taken).
-TEST(CpuFlashOptionsTest, TheBf16ProbeMeasuresBothPathsWithinTolerance) {
+// Each probe compares its two paths on the same batch: bf16 products (decode: dot products;
+// prefill: AMX tiles or dot products) stay within their documented tolerance of the f32 products
+// (or the probe says they do not, and they are not taken).
+TEST(CpuFlashOptionsTest, TheBf16ProbesMeasureBothPathsWithinTolerance) {
   if (!cpu_flash_bf16_dot_products()) GTEST_SKIP() << "no AVX512-BF16 on this CPU";
-  const cpu_flash::Bf16ProductsProbe probe =
-      cpu_flash::probe_bf16_products(2, cpu_flash::Bf16ProbeCase::decode_dot);
-  EXPECT_GT(probe.dot_seconds, 0);
-  EXPECT_GT(probe.f32_seconds, 0);
-  EXPECT_GT(probe.max_error, 0);  // the paths differ: the dot products really ran
-  EXPECT_LE(probe.max_error, kBf16DotTolerance);
-}
-
-// The same for the prefill probe, on AMX tiles or dot products.
-TEST(CpuFlashOptionsTest, ThePrefillProbeMeasuresBothPathsWithinTolerance) {
-  if (!cpu_flash_bf16_dot_products()) GTEST_SKIP() << "no AVX512-BF16 on this CPU";
-  const cpu_flash::Bf16ProductsProbe probe =
-      cpu_flash::probe_bf16_products(2, cpu_flash::Bf16ProbeCase::prefill);
-  EXPECT_GT(probe.dot_seconds, 0);
-  EXPECT_GT(probe.f32_seconds, 0);
-  EXPECT_GT(probe.max_error, 0);  // the paths differ: the bf16 products really ran
-  EXPECT_LE(probe.max_error, kBf16DotTolerance);
+  for (const auto probe_case :
+       {cpu_flash::Bf16ProbeCase::decode_dot, cpu_flash::Bf16ProbeCase::prefill}) {
+    SCOPED_TRACE(probe_case == cpu_flash::Bf16ProbeCase::prefill ? "prefill" : "decode");
+    const cpu_flash::Bf16ProductsProbe probe = cpu_flash::probe_bf16_products(2, probe_case);
+    EXPECT_GT(probe.dot_seconds, 0);
+    EXPECT_GT(probe.f32_seconds, 0);
+    EXPECT_GT(probe.max_error, 0);  // the paths differ: the bf16 products really ran
+    EXPECT_LE(probe.max_error, kBf16DotTolerance);
+  }
 }
 
 }  // namespace
