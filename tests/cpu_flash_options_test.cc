@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "attnrt/backends/builtin_backends.h"
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
@@ -123,6 +125,21 @@ TEST(CpuFlashOptionsTest, Bf16ProductsFollowTheRequestAndSayWhy) {
     EXPECT_FALSE(measured.prefill_bf16);
     EXPECT_NE(measured.reason.find("no AVX512-BF16"), std::string::npos) << measured.reason;
   }
+}
+
+// The choice is made once, at the first question, whichever thread asks it; a copy of the backend
+// shares it (a copy would ask the same question of the same machine).
+TEST(CpuFlashOptionsTest, Bf16ProductsAreChosenOnceAndSharedByCopies) {
+  const CpuFlashBackend backend;
+  const CpuFlashBackend copy = backend;  // before the first question
+  std::vector<const Bf16ProductsChoice*> seen(4, nullptr);
+  std::vector<std::thread> askers;
+  for (std::size_t i = 0; i < seen.size(); ++i)
+    askers.emplace_back([&, i] { seen[i] = &backend.bf16_products(); });
+  for (std::thread& asker : askers) asker.join();
+  for (const Bf16ProductsChoice* choice : seen) EXPECT_EQ(choice, seen[0]);
+  EXPECT_EQ(&copy.bf16_products(), seen[0]);
+  EXPECT_FALSE(seen[0]->reason.empty());
 }
 
 // The kernels run dot products only where they were chosen and the CPU and target have them.

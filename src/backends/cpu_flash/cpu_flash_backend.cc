@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <mutex>
 #include <numbers>
 
 #include "bf16_products.h"
@@ -76,20 +77,32 @@ int default_num_threads() {
 
 }  // namespace
 
-CpuFlashBackend::CpuFlashBackend(CpuFlashOptions options) : options_(options) {
+struct CpuFlashBackend::LazyBf16Choice {
+  std::once_flag once;
+  Bf16ProductsChoice choice;
+};
+
+CpuFlashBackend::CpuFlashBackend(CpuFlashOptions options)
+    : options_(options), bf16_choice_(std::make_shared<LazyBf16Choice>()) {
   num_threads_ = options_.num_threads > 0 ? options_.num_threads : default_num_threads();
   num_threads_ = std::max(1, num_threads_);
-  bf16_products_ = cpu_flash::choose_bf16_products(
-      options_.bf16_products, options_.bf16_prefill_products.value_or(options_.bf16_products),
-      num_threads_);
+}
+
+const Bf16ProductsChoice& CpuFlashBackend::bf16_products() const {
+  std::call_once(bf16_choice_->once, [this] {
+    bf16_choice_->choice = cpu_flash::choose_bf16_products(
+        options_.bf16_products, options_.bf16_prefill_products.value_or(options_.bf16_products),
+        num_threads_);
+  });
+  return bf16_choice_->choice;
 }
 
 bool CpuFlashBackend::runs_bf16_dot_products() const {
-  return bf16_products_.dot_products && cpu_flash::bf16_dot_products_available();
+  return bf16_products().dot_products && cpu_flash::bf16_dot_products_available();
 }
 
 bool CpuFlashBackend::runs_bf16_prefill_products() const {
-  return bf16_products_.prefill_bf16 &&
+  return bf16_products().prefill_bf16 &&
          cpu_flash::bf16_prefill_products_available() != cpu_flash::PrefillProducts::f32;
 }
 
@@ -184,9 +197,10 @@ void CpuFlashBackend::forward(const AttentionForwardArgs& args) const {
   task.scale_log2 = scale * std::numbers::log2e_v<float>;
   task.num_kv_heads = args.shape.num_kv_heads;
   task.group_size = args.shape.num_heads / args.shape.num_kv_heads;
-  task.bf16_dot = bf16_products_.dot_products && cache.dtype == DType::bf16 &&
-                  cpu_flash::bf16_dot_products_available();
-  task.prefill_products = bf16_products_.prefill_bf16 && cache.dtype == DType::bf16
+  // Only a bf16 cache asks for the choice (and so may run the probe).
+  const bool bf16 = cache.dtype == DType::bf16;
+  task.bf16_dot = bf16 && bf16_products().dot_products && cpu_flash::bf16_dot_products_available();
+  task.prefill_products = bf16 && bf16_products().prefill_bf16
                               ? cpu_flash::bf16_prefill_products_available()
                               : cpu_flash::PrefillProducts::f32;
   task.stream_prefetch = cpu_flash::stream_prefetch_helps();

@@ -80,9 +80,10 @@ class CpuFlashBackend : public AttentionBackend {
 
   const CpuFlashOptions& options() const { return options_; }
   int num_threads() const { return num_threads_; }
-  // Made at construction from options().bf16_products; the kernels use dot products only while
-  // the dispatched SIMD target has them too.
-  const Bf16ProductsChoice& bf16_products() const { return bf16_products_; }
+  // Made from options().bf16_products at the first question (a start-up probe for `measured`: a
+  // process that never multiplies or reports a bf16 cache never pays for it); the kernels use dot
+  // products only while the dispatched SIMD target has them too. Thread-safe.
+  const Bf16ProductsChoice& bf16_products() const;
   // Whether this backend's bf16 caches run decode on AVX512-BF16 dot products: chosen, and the
   // dispatched target and the CPU have them.
   bool runs_bf16_dot_products() const;
@@ -95,9 +96,11 @@ class CpuFlashBackend : public AttentionBackend {
   }
 
  private:
+  struct LazyBf16Choice;  // once_flag and choice; shared by copies, which ask the same question
+
   CpuFlashOptions options_;
   int num_threads_ = 1;
-  Bf16ProductsChoice bf16_products_;
+  std::shared_ptr<LazyBf16Choice> bf16_choice_;
 };
 
 // The step's CommonAttentionMetadata plus the shared workspace the kernels carve their per-thread
