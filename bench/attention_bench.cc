@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -50,9 +51,23 @@ attnrt::Bf16Products bench_bf16_products() {
   std::exit(2);
 }
 
+// ATTNRT_BENCH_STREAM_PREFETCH=on|off forces the GQA decode's next-step prefetch; unset or
+// `auto`, the CPU decides, as the engine's does. Anything else stops the benchmark.
+std::optional<bool> bench_stream_prefetch() {
+  const char* text = std::getenv("ATTNRT_BENCH_STREAM_PREFETCH");
+  const std::string choice = text != nullptr ? text : "auto";
+  if (choice == "on") return true;
+  if (choice == "off") return false;
+  if (choice == "auto") return std::nullopt;
+  std::fprintf(stderr, "ATTNRT_BENCH_STREAM_PREFETCH: '%s' is not on, off or auto\n",
+               choice.c_str());
+  std::exit(2);
+}
+
 const CpuFlashBackend& flash() {
-  static const CpuFlashBackend backend(
-      CpuFlashOptions{.num_threads = bench_threads(), .bf16_products = bench_bf16_products()});
+  static const CpuFlashBackend backend(CpuFlashOptions{.num_threads = bench_threads(),
+                                                       .bf16_products = bench_bf16_products(),
+                                                       .stream_prefetch = bench_stream_prefetch()});
   return backend;
 }
 

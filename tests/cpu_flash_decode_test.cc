@@ -134,6 +134,25 @@ TEST(CpuFlashDecodeTest, FourRowsPerKvHeadStreamLongContexts) {
   }
 }
 
+// The four-row stream's next-step prefetch, forced on and off whatever the CPU would choose: both
+// walks (several full chunks, split, then a ragged end) match the reference.
+TEST(CpuFlashDecodeTest, FourRowStreamMatchesTheReferenceWithAndWithoutPrefetch) {
+  int seed = 660;
+  for (const bool prefetch : {true, false}) {
+    CpuFlashOptions options = splitting_options();
+    options.stream_prefetch = prefetch;
+    const CpuFlashBackend flash(options);
+    for (DType dtype : {DType::f16, DType::bf16}) {
+      Scenario s;
+      s.shape = AttentionShape{AttentionType::full, 8, 2, 128, 128};
+      s.dtype = dtype;
+      s.requests = {{1000, 1}, {261, 1}};
+      check_scenario(s, seed++, flash,
+                     fmt::format("{}, prefetch {}", dtype_name(dtype), prefetch ? "on" : "off"));
+    }
+  }
+}
+
 // The stream path on every SIMD target the CPU runs (AVX2's 8 lanes, the scalar fallback's chunk
 // walk), over contexts of several full chunks.
 TEST(CpuFlashDecodeTest, OneRowPerKvHeadOnEverySimdTarget) {

@@ -73,6 +73,7 @@ TEST(CpuFlashOptionsTest, DefaultsStayWithinTheKernelCaps) {
   EXPECT_GE(defaults.max_splits, 1);
   EXPECT_LE(defaults.max_splits, CpuFlashOptions::kMaxSplits);
   EXPECT_GE(defaults.min_split_keys, 1);
+  EXPECT_FALSE(defaults.stream_prefetch.has_value());  // the CPU decides
 }
 
 // The registry's CPU_FLASH (what `attnrt run`, the Python module and embedders get) runs the

@@ -203,7 +203,7 @@ void CpuFlashBackend::forward(const AttentionForwardArgs& args) const {
   task.prefill_products = bf16 && bf16_products().prefill_bf16
                               ? cpu_flash::bf16_prefill_products_available()
                               : cpu_flash::PrefillProducts::f32;
-  task.stream_prefetch = cpu_flash::stream_prefetch_helps();
+  task.stream_prefetch = options_.stream_prefetch.value_or(cpu_flash::stream_prefetch_helps());
   task.requests = carved.requests;
   task.plans = carved.plans;
   task.num_items = totals.num_items;

@@ -50,9 +50,17 @@ void run_forward(const ForwardTask& task) {
 }
 
 bool stream_prefetch_helps() {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool amd = __builtin_cpu_is("amd");
-  return amd;
+#if defined(__x86_64__) && defined(__linux__)
+  // AMD before Zen 5 (family 0x1A): there the same prefetches cost 5-25 % (docs/cpu-flash.md §6).
+  static const bool helps = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__builtin_cpu_is("amd") || __get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+    const unsigned base_family = (eax >> 8) & 0xF, extended_family = (eax >> 20) & 0xFF;
+    const unsigned family = base_family == 0xF ? base_family + extended_family : base_family;
+    constexpr unsigned kZen5Family = 0x1A;
+    return family < kZen5Family;
+  }();
+  return helps;
 #else
   return false;
 #endif

@@ -24,8 +24,9 @@ bool amx_bf16_available();
 // The bf16 products GEMM items can take here: AMX tiles, else AVX512-BF16 dot products, else f32.
 PrefillProducts bf16_prefill_products_available();
 // Whether the four-row stream should prefetch each next step's records into L2: on AMD CPUs
-// (Zen 4: 17.5 → 21.0 GiB/s); on Intel the hardware prefetchers do better alone (Sapphire
-// Rapids: 0.71–0.78 → 0.86–0.96 of the roofline without). docs/cpu-flash.md §6.
+// before Zen 5 (Zen 4: 17.5 → 21.0 GiB/s); on Intel and on Zen 5 the hardware prefetchers do
+// better alone (Sapphire Rapids: 0.71–0.78 → 0.86–0.96 of the roofline without; Zen 5: 5–25 %
+// faster without). docs/cpu-flash.md §6.
 bool stream_prefetch_helps();
 
 // One write_kv call: rows of K and V (MLA: the latent only) to their slots, converted to the

@@ -209,7 +209,7 @@ struct ForwardTask {
   bool bf16_dot = false;  // bf16 caches may use AVX512-BF16 dot products (CPU permitting)
   // ... and GEMM items these products (bf16_prefill_products_available() permitting).
   PrefillProducts prefill_products = PrefillProducts::f32;
-  // The four-row stream prefetches its next step: stream_prefetch_helps() (AMD only).
+  // The four-row stream prefetches its next step: stream_prefetch_helps() (AMD before Zen 5).
   bool stream_prefetch = false;
   std::span<const Request> requests;
   std::span<const RequestPlan> plans;

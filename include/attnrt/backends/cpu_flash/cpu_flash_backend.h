@@ -48,6 +48,9 @@ struct CpuFlashOptions {
   // otherwise.
   Bf16Products bf16_products = Bf16Products::measured;
   std::optional<Bf16Products> bf16_prefill_products = std::nullopt;
+  // Whether the GQA four-row decode prefetches each next step into L2; unset: where that was
+  // measured to help (AMD before Zen 5, docs/cpu-flash.md §6). Either way the results agree.
+  std::optional<bool> stream_prefetch = std::nullopt;
 };
 
 class CpuFlashBackend : public AttentionBackend {

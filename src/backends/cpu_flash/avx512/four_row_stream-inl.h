@@ -43,10 +43,11 @@ using StepTokens = const std::byte* [kRowStreamGroups][kStreamKeys];
 
 // Keys of a four-row stream chunk, listed 8 ways: a step (two groups of four) is then one token
 // row of eight pages, which keeps the two rows of a page out of one step; and, where
-// task.stream_prefetch says (AMD), each step asks L2 for the next step's records of its head
-// (prefetcht1: L2 only on Zen 4, where prefetcht0 took the L1 miss buffers the walk needs). The
-// next row of a page starts a new 4 KiB page, which Zen 4's hardware prefetchers do not enter;
-// on Sapphire Rapids the same prefetches cost a fifth of the speed (docs/cpu-flash.md §6).
+// task.stream_prefetch says (AMD before Zen 5), each step asks L2 for the next step's records of
+// its head (prefetcht1: L2 only on Zen 4, where prefetcht0 took the L1 miss buffers the walk
+// needs). The next row of a page starts a new 4 KiB page, which Zen 4's hardware prefetchers do not
+// enter; on Sapphire Rapids and Zen 5 the same prefetches cost about a fifth of the speed
+// (docs/cpu-flash.md §6).
 inline constexpr int kRowStreamChunk = 128;
 inline constexpr int kRowStreamWays = 8;
 
