@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "backends/cpu_flash/avx512/gemm_transposes-inl.h"
 #include "flash_rows.h"
 #include "flash_simd-inl.h"
 #include "flash_softmax-inl.h"
@@ -255,7 +256,11 @@ struct F32Operands {
   float* scratch;
 
   void PackQuery(const Item& item, const RowSet& rows) const {
-    PackQueryTransposed(task, item, rows, scratch + task.scratch_layout.q);
+    float* qt = scratch + task.scratch_layout.q;
+#if ATTNRT_AVX512_TARGET
+    if (task.cache.key_size % kTransposeBlock == 0) return PackQueryByBlocks(task, item, rows, qt);
+#endif
+    PackQueryTransposed(task, item, rows, qt);
   }
   void PackTile(const Request& request, int kv_head, int first, int count) const {
     const ScratchLayout& layout = task.scratch_layout;
@@ -279,8 +284,12 @@ struct F32Operands {
                    count, ot, rows.padded, rows.alpha);
   }
 
-  bool values_alias_keys() const { return task.cache.value_offset == task.cache.key_offset; }
-  static int vectors(const RowSet& rows) { return rows.padded / static_cast<int>(hn::Lanes(DF())); }
+  bool values_alias_keys() const {
+    return task.cache.value_offset == task.cache.key_offset;
+  }
+  static int vectors(const RowSet& rows) {
+    return rows.padded / static_cast<int>(hn::Lanes(DF()));
+  }
 };
 
 // One GEMM item: tile by tile, scores, the online softmax over them, then the values; the
@@ -304,6 +313,13 @@ HWY_INLINE void GemmWalk(const ForwardTask& task, const Item& item, float* scrat
     SoftmaxTile(rows, first, count, fully_visible, Operands::kMaxSlack, scores, rows.padded);
     operands.AddValues(rows, count, scores, ot);
   }
+#if ATTNRT_AVX512_TARGET
+  // Qᵀ is done with: its region stages the rows.
+  if (value_size % kTransposeBlock == 0 &&
+      kTransposeBlock * value_size <= task.cache.key_size * kMaxRows) {
+    return FinishRowsFromColumns(task, item, rows, ot, scratch + layout.q);
+  }
+#endif
   // Row m of O is column m of Oᵀ (index j · padded ≤ kMaxHeadSize · kMaxRows fits an int32).
   FinishRows(task, item, rows, [&](int m, float scale, float* HWY_RESTRICT dst) {
     ScaleColumn(ot + m, rows.padded, value_size, scale, dst);

@@ -82,21 +82,33 @@ inline float SoftmaxNormaliser(float sum) {
   return sum > 0.f ? 1.f / sum : 0.f;
 }
 
+// Where row m of an item ends: its output row, scaled by 1 / l; or, for a split, its partial
+// state, unscaled (exact), whose max and sum this writes.
+struct RowTarget {
+  float* dst;
+  float scale;
+};
+
+HWY_INLINE RowTarget FinishRowTarget(const ForwardTask& task, const Item& item, const RowSet& rows,
+                                     int m) {
+  if (item.partial == nullptr) {
+    return {output_row(task, item, m), SoftmaxNormaliser(rows.sum[m])};
+  }
+  const PartialRows partial{item.partial, rows.count, task.cache.value_size};
+  partial.max(m) = rows.max[m];
+  partial.sum(m) = rows.sum[m];
+  return {partial.o(m), 1.f};
+}
+
 // Writes each row's O / l into the output, or its state (O, max, sum) into the item's split
 // partial for MergeSplits. copy_o(m, scale, dst) writes row m's unnormalised O times `scale`
-// (1 for a partial: exact) to dst[0, value_size), from wherever the path keeps it.
+// to dst[0, value_size), from wherever the path keeps it.
 template <class CopyO>
 HWY_INLINE void FinishRows(const ForwardTask& task, const Item& item, const RowSet& rows,
                            const CopyO& copy_o) {
-  const PartialRows partial{item.partial, rows.count, task.cache.value_size};
   for (int m = 0; m < rows.count; ++m) {
-    if (item.partial != nullptr) {
-      copy_o(m, 1.f, partial.o(m));
-      partial.max(m) = rows.max[m];
-      partial.sum(m) = rows.sum[m];
-    } else {
-      copy_o(m, SoftmaxNormaliser(rows.sum[m]), output_row(task, item, m));
-    }
+    const RowTarget target = FinishRowTarget(task, item, rows, m);
+    copy_o(m, target.scale, target.dst);
   }
 }
 
