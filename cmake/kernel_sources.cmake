@@ -5,7 +5,7 @@
 # instead (HWY_COMPILE_ONLY_STATIC): every target instrumented would take ~20 minutes on a 2-core
 # machine, and clang 14 rejects the per-target code (lambdas calling always_inline AVX-512 helpers
 # lose the target attributes). Under ATTNRT_SANITIZE that target is the best the build machine
-# runs (ATTNRT_SANITIZE_KERNEL_FLAGS=auto: AVX-512 with BF16, else AVX2, else the baseline), so that ASan and
+# runs (ATTNRT_SANITIZE_KERNEL_FLAGS=auto: AVX-512, else AVX2, else the baseline), so that ASan and
 # UBSan see the hand-written AVX-512 paths, where most of the pointer arithmetic is; such a build
 # runs only where it was built, which is what a sanitizer build is for. The fuzzers never run the
 # kernels: there they stay uninstrumented, for the baseline target.
@@ -21,9 +21,11 @@ set(ATTNRT_SANITIZE_KERNEL_FLAGS "auto" CACHE STRING
     "Target flags for CPU_FLASH's kernels in ATTNRT_SANITIZE builds (auto: the build machine's best of AVX-512 and AVX2, else none)")
 
 # The flags of the best static target this machine runs, or "" for the compiler's baseline.
-# Highway's AVX2 and AVX3 targets also need AES and CLMUL, which no -march level implies; the
+# Highway's AVX2 and AVX3 targets also need AES and CLMUL, which no -march level implies. The
 # AVX-512 code calls AVX512-BF16 helpers from lambdas, which only a TU-wide -mavx512bf16 lets
-# inline (an AVX-512 machine without it takes AVX2).
+# inline; it is set on AVX-512 machines without BF16 too (VMs often hide it), which is safe
+# because the BF16 instructions come only from those helpers' intrinsics, reached only behind
+# the run-time check (cpu_flash_bf16_dot_products).
 function(attnrt_detect_kernel_arch out)
   set(${out} "" PARENT_SCOPE)
   if(NOT CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
@@ -34,10 +36,9 @@ function(attnrt_detect_kernel_arch out)
     int main() {
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
              __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-             __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("aes") &&
-             __builtin_cpu_supports("pclmul") ? 0 : 1;
-    }]] ATTNRT_BUILD_MACHINE_HAS_AVX512_BF16)
-  if(ATTNRT_BUILD_MACHINE_HAS_AVX512_BF16)
+             __builtin_cpu_supports("aes") && __builtin_cpu_supports("pclmul") ? 0 : 1;
+    }]] ATTNRT_BUILD_MACHINE_HAS_AVX512)
+  if(ATTNRT_BUILD_MACHINE_HAS_AVX512)
     set(${out} "-march=x86-64-v4;-mavx512bf16;-maes;-mpclmul" PARENT_SCOPE)
     return()
   endif()
