@@ -38,15 +38,13 @@ bool bench_hot() {
   return text != nullptr && std::atoi(text) != 0;
 }
 
-// ATTNRT_BENCH_BF16_PRODUCTS=dot|f32 times one choice for bf16 caches; unset or `measured`, the
-// start-up probe chooses, as the engine's does. Anything else stops the benchmark.
+// ATTNRT_BENCH_BF16_PRODUCTS=dot|f32 times one choice for bf16 caches; unset or `auto`, the CPU's
+// features choose, as the engine's do. Anything else stops the benchmark.
 attnrt::Bf16Products bench_bf16_products() {
   const char* text = std::getenv("ATTNRT_BENCH_BF16_PRODUCTS");
-  const std::string choice = text != nullptr ? text : "measured";
-  if (choice == "dot") return attnrt::Bf16Products::dot;
-  if (choice == "f32") return attnrt::Bf16Products::f32;
-  if (choice == "measured") return attnrt::Bf16Products::measured;
-  std::fprintf(stderr, "ATTNRT_BENCH_BF16_PRODUCTS: '%s' is not dot, f32 or measured\n",
+  const std::string choice = text != nullptr ? text : "auto";
+  if (const auto products = attnrt::bf16_products_from_name(choice)) return *products;
+  std::fprintf(stderr, "ATTNRT_BENCH_BF16_PRODUCTS: '%s' is not auto, dot or f32\n",
                choice.c_str());
   std::exit(2);
 }

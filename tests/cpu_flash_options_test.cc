@@ -88,7 +88,7 @@ TEST(CpuFlashOptionsTest, TheRegistryBackendRunsTheDefaults) {
   EXPECT_EQ(used.min_split_keys, defaults.min_split_keys);
   EXPECT_EQ(used.max_splits, defaults.max_splits);
   EXPECT_EQ(used.partial_bytes, defaults.partial_bytes);
-  EXPECT_EQ(defaults.bf16_products, Bf16Products::measured);
+  EXPECT_EQ(defaults.bf16_products, Bf16Products::automatic);
   EXPECT_EQ(used.bf16_products, defaults.bf16_products);
   EXPECT_EQ(flash->bf16_products().dot_products, CpuFlashBackend().bf16_products().dot_products);
   EXPECT_EQ(flash->bf16_products().prefill_bf16, CpuFlashBackend().bf16_products().prefill_bf16);
@@ -96,7 +96,7 @@ TEST(CpuFlashOptionsTest, TheRegistryBackendRunsTheDefaults) {
 }
 
 // Asked for f32 products, a backend never takes dot products; asked for dot products, it takes
-// them wherever the CPU has them; measured, it says what it measured.
+// them wherever the CPU has them; auto, it says which feature of the CPU chose.
 TEST(CpuFlashOptionsTest, Bf16ProductsFollowTheRequestAndSayWhy) {
   const Bf16ProductsChoice f32 =
       CpuFlashBackend({.bf16_products = Bf16Products::f32}).bf16_products();
@@ -118,13 +118,13 @@ TEST(CpuFlashOptionsTest, Bf16ProductsFollowTheRequestAndSayWhy) {
     const char* kind = cpu_flash_amx_bf16() ? "prefill AMX-BF16 tiles" : "prefill AVX512-BF16 dot";
     EXPECT_NE(prefill_only.reason.find(kind), std::string::npos) << prefill_only.reason;
   }
-  const Bf16ProductsChoice measured = CpuFlashBackend().bf16_products();
+  const Bf16ProductsChoice automatic = CpuFlashBackend().bf16_products();
   if (cpu_flash_bf16_dot_products()) {
-    EXPECT_NE(measured.reason.find("measured at start-up"), std::string::npos) << measured.reason;
+    EXPECT_NE(automatic.reason.find("(auto: "), std::string::npos) << automatic.reason;
   } else {
-    EXPECT_FALSE(measured.dot_products);
-    EXPECT_FALSE(measured.prefill_bf16);
-    EXPECT_NE(measured.reason.find("no AVX512-BF16"), std::string::npos) << measured.reason;
+    EXPECT_FALSE(automatic.dot_products);
+    EXPECT_FALSE(automatic.prefill_bf16);
+    EXPECT_NE(automatic.reason.find("no AVX512-BF16"), std::string::npos) << automatic.reason;
   }
 }
 
@@ -148,17 +148,17 @@ TEST(CpuFlashOptionsTest, RunsBf16DotProductsOnlyWhereChosenAndAvailable) {
   EXPECT_FALSE(CpuFlashBackend({.bf16_products = Bf16Products::f32}).runs_bf16_dot_products());
   EXPECT_EQ(CpuFlashBackend({.bf16_products = Bf16Products::dot}).runs_bf16_dot_products(),
             cpu_flash_bf16_dot_products());
-  const CpuFlashBackend measured;
-  EXPECT_EQ(measured.runs_bf16_dot_products(),
-            measured.bf16_products().dot_products && cpu_flash_bf16_dot_products());
+  const CpuFlashBackend automatic;
+  EXPECT_EQ(automatic.runs_bf16_dot_products(),
+            automatic.bf16_products().dot_products && cpu_flash_bf16_dot_products());
   EXPECT_FALSE(CpuFlashBackend({.bf16_products = Bf16Products::f32}).runs_bf16_prefill_products());
-  EXPECT_EQ(measured.runs_bf16_prefill_products(),
-            measured.bf16_products().prefill_bf16 && cpu_flash_bf16_dot_products());
+  EXPECT_EQ(automatic.runs_bf16_prefill_products(),
+            automatic.bf16_products().prefill_bf16 && cpu_flash_bf16_dot_products());
 }
 
-// Each probe compares its two paths on the same batch: bf16 products (decode: dot products;
-// prefill: AMX tiles or dot products) stay within their documented tolerance of the f32 products
-// (or the probe says they do not, and they are not taken).
+// Each probe (what `attnrt bench attention` reports) compares its two paths on the same batch:
+// bf16 products (decode: dot products; prefill: AMX tiles or dot products) stay within their
+// documented tolerance of the f32 products.
 TEST(CpuFlashOptionsTest, TheBf16ProbesMeasureBothPathsWithinTolerance) {
   if (!cpu_flash_bf16_dot_products()) GTEST_SKIP() << "no AVX512-BF16 on this CPU";
   for (const auto probe_case :

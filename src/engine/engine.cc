@@ -41,31 +41,33 @@ EngineConfig with_overrides(EngineConfig config, const EngineOptions& options) {
   return config;  // layer backend names are checked against the registry when planning
 }
 
-// Rank 0's built-in backends, and on the other ranks the same ones with the bf16 products rank 0
-// measured: each process would probe on its own, and under load two probes may choose
-// differently, so the ranks' arithmetic (and the tokens) would depend on the timing.
-BackendRegistry builtin_backends_of_rank_zero(Communicator& ranks) {
-  const auto* flash =
-      dynamic_cast<const CpuFlashBackend*>(builtin_backends().find("CPU_FLASH").get());
-  if (ranks.world() == 1 || flash == nullptr) return builtin_backends();
+// The built-in backends with the options' bf16 products, and on ranks other than 0 those rank 0
+// chose: the choice follows the CPU's features, and ranks on different machines must still round
+// alike, or the tokens would depend on which rank computed which head.
+BackendRegistry builtin_backends_for(const EngineOptions& options, Communicator& ranks) {
+  CpuFlashOptions flash_options;
+  if (options.bf16_products) flash_options.bf16_products = *options.bf16_products;
+  BackendRegistry own =
+      options.bf16_products ? make_builtin_backends(flash_options) : builtin_backends();
+  const auto* flash = dynamic_cast<const CpuFlashBackend*>(own.find("CPU_FLASH").get());
+  if (ranks.world() == 1 || flash == nullptr) return own;
   std::int64_t chosen[2] = {0, 0};  // decode on dot products, prefill in bf16
   if (ranks.rank() == 0) {
     chosen[0] = flash->bf16_products().dot_products ? 1 : 0;
     chosen[1] = flash->bf16_products().prefill_bf16 ? 1 : 0;
   }
   ranks.broadcast(std::as_writable_bytes(std::span(chosen)), 0);
-  if (ranks.rank() == 0) return builtin_backends();
-  CpuFlashOptions options;
-  options.bf16_products = chosen[0] != 0 ? Bf16Products::dot : Bf16Products::f32;
-  options.bf16_prefill_products = chosen[1] != 0 ? Bf16Products::dot : Bf16Products::f32;
-  return make_builtin_backends(options);
+  if (ranks.rank() == 0) return own;
+  flash_options.bf16_products = chosen[0] != 0 ? Bf16Products::dot : Bf16Products::f32;
+  flash_options.bf16_prefill_products = chosen[1] != 0 ? Bf16Products::dot : Bf16Products::f32;
+  return make_builtin_backends(flash_options);
 }
 
 // The built-in backends plus the options' extra ones, then the GPU and config profiles over
 // them (a config profile's kernel may name an extra backend).
 BackendRegistry registry_for(const EngineConfig& config, const EngineOptions& options,
                              Communicator& ranks) {
-  BackendRegistry executable = builtin_backends_of_rank_zero(ranks);
+  BackendRegistry executable = builtin_backends_for(options, ranks);
   for (const AttentionBackendPtr& backend : options.extra_backends) executable.add(backend);
   return make_backend_registry(config, executable);
 }

@@ -14,9 +14,11 @@
 #include <thread>
 #include <tuple>
 
+#include "backends/cpu_flash/bf16_products.h"
 #include "backends/cpu_flash/machine_probes.h"
 #include "backends/cpu_flash/simd_targets.h"
 #include "bench_attention_cases.h"
+#include "bf16_products_option.h"
 
 namespace attnrt::cli {
 namespace {
@@ -115,11 +117,46 @@ std::string rate_text(const AttentionBenchCase& c, double rate) {
                                      : fmt::format("{:.1f} GFLOP/s", rate);
 }
 
+// What bf16 products would gain here, timed both ways: it informs the user (who may pin the other
+// choice with --bf16-products) and never chooses, so the kernels' numbers do not depend on it.
+struct Bf16ProbeFigures {
+  double decode_speedup = 0;   // f32 seconds / dot-product seconds
+  double prefill_speedup = 0;  // f32 seconds / AMX-tile (else dot-product) seconds
+  double max_error = 0;        // relative to max(1, |f32 output|), both paths
+};
+
+std::optional<Bf16ProbeFigures> probe_bf16_products_here(int threads) {
+  if (!cpu_flash_bf16_dot_products()) return std::nullopt;
+  const auto decode = cpu_flash::probe_bf16_products(threads, cpu_flash::Bf16ProbeCase::decode_dot);
+  const auto prefill = cpu_flash::probe_bf16_products(threads, cpu_flash::Bf16ProbeCase::prefill);
+  return Bf16ProbeFigures{decode.f32_seconds / decode.dot_seconds,
+                          prefill.f32_seconds / prefill.dot_seconds,
+                          std::max(decode.max_error, prefill.max_error)};
+}
+
+std::string bf16_probe_text(const std::optional<Bf16ProbeFigures>& probe) {
+  if (!probe) return "bf16 products probe: none (this CPU has no AVX512-BF16)";
+  return fmt::format(
+      "bf16 products probe (informs, never chooses; pin with --bf16-products): decode {} ran at "
+      "{:.2f}x the speed of f32 products, prefill {} at {:.2f}x; error {:.1e}",
+      "AVX512-BF16 dot products", probe->decode_speedup, cpu_flash_bf16_prefill_products(),
+      probe->prefill_speedup, probe->max_error);
+}
+
+nlohmann::json bf16_probe_json(const std::optional<Bf16ProbeFigures>& probe) {
+  if (!probe) return nullptr;
+  return {{"decode_speedup", probe->decode_speedup},
+          {"prefill_speedup", probe->prefill_speedup},
+          {"max_error", probe->max_error}};
+}
+
 void print_table(const std::vector<AttentionBenchResult>& results, const MachineLimits& limits,
-                 const BenchAttentionOptions& options, const CpuFlashBackend& flash, int threads) {
-  fmt::print("attnrt bench attention: CPU_FLASH ({}), {} threads{}\nbf16 caches: {}\n",
+                 const BenchAttentionOptions& options, const CpuFlashBackend& flash, int threads,
+                 const std::optional<Bf16ProbeFigures>& bf16_probe) {
+  fmt::print("attnrt bench attention: CPU_FLASH ({}), {} threads{}\nbf16 caches: {}\n{}\n",
              cpu_flash_simd_target(), threads,
-             options.hot ? ", --hot (decode on one warm layer)" : "", flash.bf16_products().reason);
+             options.hot ? ", --hot (decode on one warm layer)" : "", flash.bf16_products().reason,
+             bf16_probe_text(bf16_probe));
   fmt::print(
       "limits (own probes, medians of the run's passes): DRAM read {:.1f} GB/s; the same bytes "
       "read in the decode kernels' order alone {:.1f} GB/s ({:.2f} of it); fp32 FMA peak {:.1f} "
@@ -163,7 +200,8 @@ void print_table(const std::vector<AttentionBenchResult>& results, const Machine
 
 nlohmann::json to_json(const std::vector<AttentionBenchResult>& results,
                        const MachineLimits& limits, const BenchAttentionOptions& options,
-                       const CpuFlashBackend& flash, int threads) {
+                       const CpuFlashBackend& flash, int threads,
+                       const std::optional<Bf16ProbeFigures>& bf16_probe) {
   nlohmann::json cases = nlohmann::json::array();
   for (const AttentionBenchResult& r : results) {
     const AttentionBenchCase& c = r.bench_case;
@@ -200,6 +238,8 @@ nlohmann::json to_json(const std::vector<AttentionBenchResult>& results,
           {"bf16_prefill_products",
            flash.runs_bf16_prefill_products() ? cpu_flash_bf16_prefill_products() : "f32 products"},
           {"bf16_products", flash.bf16_products().reason},
+          {"bf16_products_requested", bf16_products_name(flash.options().bf16_products)},
+          {"bf16_products_probe", bf16_probe_json(bf16_probe)},
           {"hot", options.hot},
           {"cases", std::move(cases)}};
 }
@@ -217,7 +257,10 @@ int run_bench_attention(const BenchAttentionOptions& options) {
   const int threads = options.threads > 0
                           ? options.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  const CpuFlashBackend flash(CpuFlashOptions{.num_threads = threads});
+  CpuFlashOptions flash_options = cpu_flash_options_with(options.bf16_products);
+  flash_options.num_threads = threads;
+  const CpuFlashBackend flash(flash_options);
+  const std::optional<Bf16ProbeFigures> bf16_probe = probe_bf16_products_here(threads);
   const DramReadProbe probe;
   MachineLimits limits;
   limits.fma_peak_gflops = measure_fma_peak_gflops(threads);
@@ -234,9 +277,9 @@ int run_bench_attention(const BenchAttentionOptions& options) {
   limits.dram_read_gbps = median_of(probes);
   limits.paged_read_gbps = median_of(paged_probes);
   if (options.json) {
-    std::cout << to_json(results, limits, options, flash, threads).dump(2) << '\n';
+    std::cout << to_json(results, limits, options, flash, threads, bf16_probe).dump(2) << '\n';
   } else {
-    print_table(results, limits, options, flash, threads);
+    print_table(results, limits, options, flash, threads, bf16_probe);
   }
   return 0;
 }

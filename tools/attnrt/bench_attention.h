@@ -15,6 +15,7 @@ struct BenchAttentionOptions {
   bool hot = false;    // decode on one layer's cache that stays warm (cache-resident figures)
   bool quick = false;  // a subset that runs in under a minute
   int threads = 0;     // 0: every hardware thread
+  std::string bf16_products;  // "auto", "dot", "f32" or empty: CPU_FLASH's default (auto)
 };
 
 enum class BenchKind { decode, prefill };

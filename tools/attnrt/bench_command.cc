@@ -7,6 +7,7 @@
 
 #include "bench_attention.h"
 #include "bench_step.h"
+#include "bf16_products_option.h"
 #include "cli_checks.h"
 
 namespace attnrt::cli {
@@ -28,6 +29,7 @@ std::function<int()> add_bench_command(CLI::App& app) {
       ->add_option("--threads", attention_options->threads,
                    "Threads for the kernels and the probes (default: all hardware threads)")
       ->check(integer_in(0, 1024));
+  add_bf16_products_option(*attention, attention_options->bf16_products);
 
   std::function<int()> step = add_bench_step_command(*bench);
 

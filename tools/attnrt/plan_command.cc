@@ -10,6 +10,7 @@
 #include "attnrt/config/config_loader.h"
 #include "attnrt/config/model_source.h"
 #include "attnrt/core/error.h"
+#include "bf16_products_option.h"
 #include "cli_checks.h"
 #include "commands.h"
 #include "engine_arg_options.h"
@@ -21,6 +22,7 @@ namespace {
 struct PlanOptions {
   std::string config_path;
   EngineArgOptions engine_args;
+  std::string bf16_products;  // "auto", "dot", "f32" or empty: CPU_FLASH's default (auto)
   bool json = false;
 };
 
@@ -34,7 +36,8 @@ int run_plan(const PlanOptions& options) {
   const std::optional<DeviceBudget> device = apply_device_budget(model, options.engine_args);
   const EngineConfig& config = model.config;
   const PlanExtras extras{model.hf ? &*model.hf : nullptr, device ? &*device : nullptr};
-  const BackendRegistry registry = backend_registry_for(config);
+  const BackendRegistry registry = make_backend_registry(
+      config, make_builtin_backends(cpu_flash_options_with(options.bf16_products)));
   const AttentionPlan plan = plan_attention(config, registry);
   if (options.json) {
     std::cout << plan_to_json(config, plan, extras).dump(2) << '\n';
@@ -64,6 +67,7 @@ std::function<int()> add_plan_command(CLI::App& app) {
                    "tiny-yoco default if omitted")
       ->check(non_empty());
   add_engine_arg_options(*plan, options->engine_args);
+  add_bf16_products_option(*plan, options->bf16_products);
   plan->add_flag("--json", options->json, "Print the plan as JSON");
   return [plan, options]() { return plan->parsed() ? run_plan(*options) : -1; };
 }

@@ -20,6 +20,7 @@
 #include "attnrt/config/model_source.h"
 #include "attnrt/core/printable.h"
 #include "attnrt/runner/kv_cache_plan.h"
+#include "bf16_products_option.h"
 #include "cli_checks.h"
 #include "command_names.h"
 #include "commands.h"
@@ -43,10 +44,11 @@ struct RunOptions {
   int requests = 64;
   std::string prompt_len = "32:192";
   std::string output_len = "16:64";
-  std::string seed = "0";    // parsed strictly: CLI11 would wrap "-1" to 2^64 - 1
-  std::string fast_prefill;  // "on", "off" or empty: the config's
-  std::string cudagraph;     // a CUDAGraphMode name or empty: the config's
-  int compare = 16;          // prompts prefilled with fast prefill on and off side by side
+  std::string seed = "0";     // parsed strictly: CLI11 would wrap "-1" to 2^64 - 1
+  std::string fast_prefill;   // "on", "off" or empty: the config's
+  std::string cudagraph;      // a CUDAGraphMode name or empty: the config's
+  std::string bf16_products;  // "auto", "dot", "f32" or empty: CPU_FLASH's default (auto)
+  int compare = 16;           // prompts prefilled with fast prefill on and off side by side
   bool check = false;
   bool json = false;
   double collective_timeout_s = 60;
@@ -107,6 +109,7 @@ EngineOptions engine_options(const RunOptions& options) {
   engine.seed = parse_unsigned("--seed", options.seed);
   if (!options.fast_prefill.empty()) engine.fast_prefill = options.fast_prefill == "on";
   if (!options.cudagraph.empty()) engine.cudagraph_mode = CUDAGraphMode::parse(options.cudagraph);
+  engine.bf16_products = parse_bf16_products_option(options.bf16_products);
   engine.record_logits = options.check;
   return engine;
 }
@@ -242,6 +245,7 @@ std::function<int()> add_run_command(CLI::App& app) {
   run->add_option("--cudagraph", options->cudagraph,
                   "CUDA-graph mode: NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE")
       ->check(one_of(kCUDAGraphModeNames, "a CUDA-graph mode"));
+  add_bf16_products_option(*run, options->bf16_products);
   run->add_option("--compare", options->compare,
                   "Prompts to prefill with fast prefill on and off, side by side, to measure its "
                   "speed-up (default 16; 0 skips)")

@@ -94,6 +94,7 @@ RunReport make_run_report(const Engine& engine, const WorkloadOptions& workload,
   report.run_seconds = run_seconds;
   report.stats = engine.stats();
   report.kv_blocks = engine.num_kv_blocks();
+  report.cpu_flash = cpu_flash_kernels(engine.plan());
   report.requested_mode = std::string(engine.plan().requested_mode.name());
   report.resolved_mode = std::string(engine.plan().cudagraph.mode.name());
   report.fast_prefill_layers = static_cast<int>(engine.plan().fast_prefill_layers.size());
@@ -225,6 +226,7 @@ nlohmann::json run_report_json(const RunReport& report) {
                                {"world", report.tensor_parallel->ranks.size()},
                                {"ranks", ranks}};
   }
+  if (report.cpu_flash) json["cpu_flash"] = cpu_flash_json(*report.cpu_flash);
   if (report.check) {
     json["check"] = {{"max_abs_logit_diff", report.check->max_abs_logit_diff},
                      {"tokens_agree", report.check->tokens_agree},

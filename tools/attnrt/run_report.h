@@ -9,6 +9,7 @@
 
 #include "attnrt/engine/engine.h"
 #include "engine/engine_workload.h"
+#include "kernel_summary.h"
 
 namespace attnrt::cli {
 
@@ -42,6 +43,7 @@ struct RunReport {
   bool check_bf16_dot = false;  // CPU_FLASH served the bf16 cache with dot products
   std::optional<FastPrefillComparison> comparison;
   std::optional<TensorParallelReport> tensor_parallel;  // world > 1
+  std::optional<CpuFlashKernels> cpu_flash;  // what CPU_FLASH ran, when some group ran it
 
   bool check_passed() const;  // every token agrees and the logits are within tolerance
 };

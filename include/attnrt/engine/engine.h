@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "attnrt/attention/backend_registry.h"
+#include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
 #include "attnrt/engine/communicator.h"
 #include "attnrt/engine/engine_stats.h"
 #include "attnrt/engine/scheduler.h"
@@ -41,6 +42,8 @@ struct EngineOptions {
   std::optional<bool> fast_prefill;             // overrides cache.kv_sharing_fast_prefill
   std::optional<CUDAGraphMode> cudagraph_mode;  // overrides compilation.cudagraph_mode
   std::optional<std::string> backend;           // every layer's backend
+  // How CPU_FLASH multiplies bf16 caches; unset: the built-in default (Bf16Products::automatic).
+  std::optional<Bf16Products> bf16_products;
   // Keep the logits row each generated token was sampled from (for a dense check).
   bool record_logits = false;
   // Backends added to the registry (tests: backends the built-in registry does not hold).

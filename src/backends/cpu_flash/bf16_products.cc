@@ -1,6 +1,7 @@
-// The start-up probes behind Bf16Products::measured: a GQA decode and a chunked prefill on a bf16
-// cache, each run with bf16 products (dot products; prefill: AMX tiles where the CPU has them)
-// and with f32 products in alternating rounds, timed and compared.
+// How CPU_FLASH multiplies bf16 caches: the choice from the request and the CPU's features
+// (never a timing), and the probe `attnrt bench attention` reports so that a user can see what
+// the other choice would cost here: a GQA decode and a chunked prefill on a bf16 cache, each run
+// with bf16 products and with f32 products in alternating rounds, timed and compared.
 
 #include "bf16_products.h"
 
@@ -10,8 +11,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <functional>
-#include <mutex>
 #include <numbers>
 #include <random>
 #include <vector>
@@ -143,52 +142,65 @@ struct PathChoice {
   std::string reason;
 };
 
-// One path's choice on a CPU with AVX512-BF16: `what` names its bf16 products.
-PathChoice choose_path(Bf16Products requested, const char* what,
-                       const std::function<Bf16ProductsProbe()>& probe_once) {
+// Decode (GEMV) items: dot products on request, or where the CPU runs them at its FMA's rate.
+PathChoice choose_decode(Bf16Products requested) {
+  constexpr const char* kDot = "AVX512-BF16 dot products";
   if (requested == Bf16Products::f32) return {false, "f32 products (f32 requested)"};
-  if (requested == Bf16Products::dot) return {true, fmt::format("{} (requested)", what)};
-  const Bf16ProductsProbe probe = probe_once();
-  const double speedup = probe.f32_seconds / probe.dot_seconds;
-  const bool bf16 = probe.max_error <= kBf16DotTolerance && speedup > 1.0;
-  const std::string figures =
-      fmt::format("error {:.1e} (tolerance {:.0e})", probe.max_error, kBf16DotTolerance);
-  if (bf16) {
-    return {true, fmt::format("{}: measured at start-up, {:.2f}x the speed of f32 products, {}",
-                              what, speedup, figures)};
+  if (requested == Bf16Products::dot) return {true, fmt::format("{} (dot requested)", kDot)};
+  if (bf16_dot_products_at_fma_rate()) {
+    return {true, fmt::format("{} (auto: this AMD CPU runs them at its FMA rate)", kDot)};
   }
-  return {false,
-          fmt::format("f32 products: measured at start-up, {} ran at {:.2f}x their speed, {}", what,
-                      speedup, figures)};
+  return {false, fmt::format("f32 products (auto: {} run at half the FMA rate of this CPU)", kDot)};
 }
 
-// Each probe runs once per process: every backend asks the same machine the same question.
-Bf16ProductsProbe probe_once(Bf16ProbeCase probe_case, int num_threads) {
-  static std::once_flag once[2];
-  static Bf16ProductsProbe probes[2];
-  const auto index = static_cast<std::size_t>(probe_case);
-  std::call_once(once[index],
-                 [&] { probes[index] = probe_bf16_products(num_threads, probe_case); });
-  return probes[index];
+// Prefill (GEMM) items: AMX tiles where the CPU and OS have them, else dot products as decode.
+PathChoice choose_prefill(Bf16Products requested, bool amx) {
+  const char* bf16 = amx ? "AMX-BF16 tiles" : "AVX512-BF16 dot products";
+  if (requested == Bf16Products::f32) return {false, "f32 products (f32 requested)"};
+  if (requested == Bf16Products::dot) return {true, fmt::format("{} (dot requested)", bf16)};
+  if (amx) return {true, fmt::format("{} (auto: the CPU has AMX-BF16)", bf16)};
+  if (bf16_dot_products_at_fma_rate()) {
+    return {true, fmt::format("{} (auto: this AMD CPU runs them at its FMA rate)", bf16)};
+  }
+  return {false, fmt::format("f32 products (auto: no AMX-BF16, and {} run at half the FMA rate "
+                             "of this CPU)",
+                             bf16)};
 }
 
 }  // namespace
 
-Bf16ProductsChoice choose_bf16_products(Bf16Products decode, Bf16Products prefill,
-                                        int num_threads) {
+Bf16ProductsChoice choose_bf16_products(Bf16Products decode, Bf16Products prefill) {
   if (!bf16_dot_products_available()) {
     const std::string reason = fmt::format(
         "f32 products: the {} target of this CPU has no AVX512-BF16", dispatched_target_name());
     return {false, false, reason};
   }
-  const PathChoice gemv = choose_path(decode, "AVX512-BF16 dot products", [&] {
-    return probe_once(Bf16ProbeCase::decode_dot, num_threads);
-  });
-  const bool amx = amx_bf16_available();
-  const PathChoice gemm =
-      choose_path(prefill, amx ? "AMX-BF16 tiles" : "AVX512-BF16 dot products",
-                  [&] { return probe_once(Bf16ProbeCase::prefill, num_threads); });
+  const PathChoice gemv = choose_decode(decode);
+  const PathChoice gemm = choose_prefill(prefill, amx_bf16_available());
   return {gemv.bf16, gemm.bf16, fmt::format("decode {}; prefill {}", gemv.reason, gemm.reason)};
 }
 
 }  // namespace attnrt::cpu_flash
+
+namespace attnrt {
+
+std::string_view bf16_products_name(Bf16Products products) {
+  switch (products) {
+    case Bf16Products::automatic:
+      return "auto";
+    case Bf16Products::dot:
+      return "dot";
+    case Bf16Products::f32:
+      return "f32";
+  }
+  return "?";
+}
+
+std::optional<Bf16Products> bf16_products_from_name(std::string_view name) {
+  for (Bf16Products products : {Bf16Products::automatic, Bf16Products::dot, Bf16Products::f32}) {
+    if (bf16_products_name(products) == name) return products;
+  }
+  return std::nullopt;
+}
+
+}  // namespace attnrt

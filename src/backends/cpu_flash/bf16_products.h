@@ -1,8 +1,8 @@
 #pragma once
 // How CPU_FLASH multiplies bf16 caches on this machine: AVX512-BF16 dot products (twice the MACs
 // per instruction, on bf16-rounded queries and softmax weights) or f32 products (exact widening,
-// as CPU_REFERENCE). CpuFlashOptions::bf16_products asks; Bf16Products::measured lets a start-up
-// probe decide, once per process.
+// as CPU_REFERENCE). CpuFlashOptions::bf16_products asks; Bf16Products::automatic follows the
+// CPU's features, so that the choice (and every digest) is the same on every run of a machine.
 
 #include <cstdint>
 
@@ -22,11 +22,13 @@ struct Bf16ProductsProbe {
   double max_error = 0;  // |dot - f32| / max(1, |f32|) over the outputs
 };
 
-// Runs a probe with `num_threads` threads (on a CPU with AVX512-BF16 only).
+// Runs a probe with `num_threads` threads (on a CPU with AVX512-BF16 only). Informs; never
+// chooses: `attnrt bench attention` prints it beside the choice.
 Bf16ProductsProbe probe_bf16_products(int num_threads, Bf16ProbeCase probe_case);
 
-// The choice for decode and prefill as requested, and its reason; `measured` probes once per
-// process and path.
-Bf16ProductsChoice choose_bf16_products(Bf16Products decode, Bf16Products prefill, int num_threads);
+// The choice for decode and prefill as requested, and its reason (one line). `automatic`: decode
+// on dot products where the CPU runs them at its FMA's rate (bf16_dot_products_at_fma_rate);
+// prefill on AMX-BF16 tiles where the CPU and OS have them, else as decode.
+Bf16ProductsChoice choose_bf16_products(Bf16Products decode, Bf16Products prefill);
 
 }  // namespace attnrt::cpu_flash

@@ -91,8 +91,7 @@ CpuFlashBackend::CpuFlashBackend(CpuFlashOptions options)
 const Bf16ProductsChoice& CpuFlashBackend::bf16_products() const {
   std::call_once(bf16_choice_->once, [this] {
     bf16_choice_->choice = cpu_flash::choose_bf16_products(
-        options_.bf16_products, options_.bf16_prefill_products.value_or(options_.bf16_products),
-        num_threads_);
+        options_.bf16_products, options_.bf16_prefill_products.value_or(options_.bf16_products));
   });
   return bf16_choice_->choice;
 }
@@ -197,7 +196,7 @@ void CpuFlashBackend::forward(const AttentionForwardArgs& args) const {
   task.scale_log2 = scale * std::numbers::log2e_v<float>;
   task.num_kv_heads = args.shape.num_kv_heads;
   task.group_size = args.shape.num_heads / args.shape.num_kv_heads;
-  // Only a bf16 cache asks for the choice (and so may run the probe).
+  // Only a bf16 cache asks for the choice.
   const bool bf16 = cache.dtype == DType::bf16;
   task.bf16_dot = bf16 && bf16_products().dot_products && cpu_flash::bf16_dot_products_available();
   task.prefill_products = bf16 && bf16_products().prefill_bf16

@@ -66,6 +66,14 @@ bool stream_prefetch_helps() {
 #endif
 }
 
+bool bf16_dot_products_at_fma_rate() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_cpu_is("amd") && __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
 bool bf16_dot_products_available() {
 #if defined(__x86_64__) || defined(__i386__)
   return HWY_DYNAMIC_DISPATCH(HasBf16Dot)() && __builtin_cpu_supports("avx512bf16");

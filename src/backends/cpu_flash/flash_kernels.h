@@ -23,6 +23,11 @@ bool bf16_dot_products_available();
 bool amx_bf16_available();
 // The bf16 products GEMM items can take here: AMX tiles, else AVX512-BF16 dot products, else f32.
 PrefillProducts bf16_prefill_products_available();
+// Whether the CPU issues AVX512-BF16 dot products at its f32 FMA's rate, so that they double the
+// MACs per cycle: AMD's Zen 4 and later (decode 1.28-1.33x, prefill 1.6-1.9x the speed of f32
+// products). Intel's cores run vdpbf16ps at half the FMA's rate (Sapphire Rapids: decode 0.94x).
+// A CPU feature, not a timing: docs/cpu-flash.md §5.
+bool bf16_dot_products_at_fma_rate();
 // Whether the four-row stream should prefetch each next step's records into L2: on AMD CPUs
 // before Zen 5 (Zen 4: 17.5 → 21.0 GiB/s); on Intel and on Zen 5 the hardware prefetchers do
 // better alone (Sapphire Rapids: 0.71–0.78 → 0.86–0.96 of the roofline without; Zen 5: 5–25 %

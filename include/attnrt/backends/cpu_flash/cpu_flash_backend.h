@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attnrt/attention/attention_backend.h"
@@ -18,13 +19,18 @@ namespace attnrt {
 
 // How bf16 caches are multiplied on CPUs with AVX512-BF16: in bf16 (decode on AVX512-BF16 dot
 // products, prefill on AMX-BF16 tiles where the CPU has them, else on dot products too) or in f32.
+// Every choice is a function of the CPU's features and the request, never of a timing, so one
+// machine gives the same numbers (and tokens) on every run (docs/cpu-flash.md §5).
 enum class Bf16Products : std::uint8_t {
-  measured,  // bf16 products where a start-up probe finds them faster, and within
-             // kBf16DotTolerance of the f32 products; f32 products elsewhere
-  dot,       // bf16 products on bf16-rounded queries and softmax weights (twice the MACs per
-             // instruction; AMX: a 16 x 16 x 32 tile per instruction), wherever the CPU has them
-  f32,       // every product in f32, as CPU_REFERENCE computes
+  automatic,  // "auto": what the CPU's features call for (docs/cpu-flash.md §5)
+  dot,        // bf16 products on bf16-rounded queries and softmax weights (twice the MACs per
+              // instruction; AMX: a 16 x 16 x 32 tile per instruction), wherever the CPU has them
+  f32,        // every product in f32, as CPU_REFERENCE computes
 };
+// "auto", "dot", "f32": the spelling of the CLI's --bf16-products and of reports.
+std::string_view bf16_products_name(Bf16Products products);
+// The value spelled `name`, or nullopt.
+std::optional<Bf16Products> bf16_products_from_name(std::string_view name);
 // The error bound of dot products against f32 products, relative to max(1, |output|): the
 // query rows and the softmax weights are rounded to bf16 (2^-9 relative each); observed 1.3e-3
 // over 800 random batches.
@@ -46,7 +52,7 @@ struct CpuFlashOptions {
   std::size_t partial_bytes = 16u << 20;  // workspace for split partial results
   // bf16 caches: decode (GEMV items), and prefill (GEMM items) unless bf16_prefill_products says
   // otherwise.
-  Bf16Products bf16_products = Bf16Products::measured;
+  Bf16Products bf16_products = Bf16Products::automatic;
   std::optional<Bf16Products> bf16_prefill_products = std::nullopt;
   // Whether the GQA four-row decode prefetches each next step into L2; unset: where that was
   // measured to help (AMD before Zen 5, docs/cpu-flash.md §6). Either way the results agree.
@@ -83,9 +89,8 @@ class CpuFlashBackend : public AttentionBackend {
 
   const CpuFlashOptions& options() const { return options_; }
   int num_threads() const { return num_threads_; }
-  // Made from options().bf16_products at the first question (a start-up probe for `measured`: a
-  // process that never multiplies or reports a bf16 cache never pays for it); the kernels use dot
-  // products only while the dispatched SIMD target has them too. Thread-safe.
+  // Made from options().bf16_products and the CPU's features at the first question; the kernels
+  // use dot products only while the dispatched SIMD target has them too. Thread-safe.
   const Bf16ProductsChoice& bf16_products() const;
   // Whether this backend's bf16 caches run decode on AVX512-BF16 dot products: chosen, and the
   // dispatched target and the CPU have them.
