@@ -17,7 +17,7 @@
 #include "attnrt/core/error.h"
 #include "engine/engine_workload.h"
 #include "error_of.h"
-#include "run_report.h"
+#include "run/run_report.h"
 #include "tiny_model_rig.h"
 
 namespace attnrt {

@@ -10,7 +10,7 @@
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
 #include "attnrt/core/buffer.h"
 #include "backends/cpu_flash/machine_probes.h"
-#include "bench_attention.h"
+#include "bench/bench_attention.h"
 
 namespace attnrt::cli {
 

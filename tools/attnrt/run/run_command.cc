@@ -26,9 +26,9 @@
 #include "core/fail.h"
 #include "engine/engine_workload.h"
 #include "engine_arg_options.h"
-#include "progress_line.h"
-#include "rank_group.h"
-#include "run_report.h"
+#include "run/progress_line.h"
+#include "run/rank_group.h"
+#include "run/run_report.h"
 
 namespace attnrt::cli {
 namespace {
