@@ -14,9 +14,9 @@
 #include <thread>
 #include <tuple>
 
-#include "backends/cpu_flash/machine_probes.h"
 #include "backends/cpu_flash/simd_targets.h"
 #include "bench/bench_attention_cases.h"
+#include "support/machine_probes.h"
 
 namespace attnrt::cli {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "attnrt/engine/engine.h"
-#include "engine/engine_workload.h"
+#include "support/engine_workload.h"
 
 namespace attnrt::cli {
 
