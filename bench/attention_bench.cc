@@ -15,8 +15,8 @@
 #include <string>
 #include <thread>
 
-#include "../tools/attnrt/bench_attention_cases.h"
-#include "backends/cpu_flash/machine_probes.h"
+#include "bench/bench_attention_cases.h"
+#include "support/machine_probes.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "../tools/attnrt/step_workload.h"
+#include "bench/step_workload.h"
 
 namespace {
 

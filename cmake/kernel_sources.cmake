@@ -12,7 +12,6 @@
 
 set(ATTNRT_KERNEL_SOURCES
     ${PROJECT_SOURCE_DIR}/src/backends/cpu_flash/flash_write_kv.cc
-    ${PROJECT_SOURCE_DIR}/src/backends/cpu_flash/machine_probes.cc
     ${PROJECT_SOURCE_DIR}/src/backends/cpu_flash/simd_targets.cc)
 file(GLOB _attnrt_forward_kernels ${PROJECT_SOURCE_DIR}/src/backends/cpu_flash/flash_forward*.cc)
 list(APPEND ATTNRT_KERNEL_SOURCES ${_attnrt_forward_kernels})
@@ -53,18 +52,29 @@ function(attnrt_detect_kernel_arch out)
   endif()
 endfunction()
 
-if(ATTNRT_SANITIZE OR ATTNRT_BUILD_FUZZERS)
-  set_source_files_properties(${ATTNRT_KERNEL_SOURCES} PROPERTIES
-                              COMPILE_DEFINITIONS HWY_COMPILE_ONLY_STATIC=1)
-endif()
-if(ATTNRT_BUILD_FUZZERS)
-  set_source_files_properties(${ATTNRT_KERNEL_SOURCES} PROPERTIES COMPILE_OPTIONS -fno-sanitize=all)
-elseif(ATTNRT_SANITIZE)
-  set(_flags "${ATTNRT_SANITIZE_KERNEL_FLAGS}")
-  if(_flags STREQUAL "auto")
-    attnrt_detect_kernel_arch(_flags)
+# The target flags of instrumented kernels, found once for every directory that has SIMD sources.
+set(ATTNRT_KERNEL_ARCH_FLAGS "")
+if(ATTNRT_SANITIZE AND NOT ATTNRT_BUILD_FUZZERS)
+  set(ATTNRT_KERNEL_ARCH_FLAGS "${ATTNRT_SANITIZE_KERNEL_FLAGS}")
+  if(ATTNRT_KERNEL_ARCH_FLAGS STREQUAL "auto")
+    attnrt_detect_kernel_arch(ATTNRT_KERNEL_ARCH_FLAGS)
   endif()
-  # -O2 (the preset's -O1 elsewhere) keeps the kernel tests' run time near release speed.
-  set_source_files_properties(${ATTNRT_KERNEL_SOURCES} PROPERTIES COMPILE_OPTIONS "-O2;${_flags}")
-  message(STATUS "CPU_FLASH kernels: instrumented, one static target (${_flags})")
+  message(STATUS "CPU_FLASH kernels: instrumented, one static target (${ATTNRT_KERNEL_ARCH_FLAGS})")
 endif()
+
+# attnrt_simd_sources(<file>...): compiles these Highway sources as the kernels are compiled.
+# Source properties belong to the directory that sets them, so every CMakeLists.txt with such a
+# source calls it (the library here, tools/support for the machine probes).
+function(attnrt_simd_sources)
+  if(ATTNRT_SANITIZE OR ATTNRT_BUILD_FUZZERS)
+    set_source_files_properties(${ARGN} PROPERTIES COMPILE_DEFINITIONS HWY_COMPILE_ONLY_STATIC=1)
+  endif()
+  if(ATTNRT_BUILD_FUZZERS)
+    set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS -fno-sanitize=all)
+  elseif(ATTNRT_SANITIZE)
+    # -O2 (the preset's -O1 elsewhere) keeps the kernel tests' run time near release speed.
+    set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS "-O2;${ATTNRT_KERNEL_ARCH_FLAGS}")
+  endif()
+endfunction()
+
+attnrt_simd_sources(${ATTNRT_KERNEL_SOURCES})

@@ -13,7 +13,7 @@
 #include "attnrt/core/error.h"
 #include "attnrt/runner/attention_plan.h"
 #include "fuzz_support.h"
-#include "plan_report.h"
+#include "plan/plan_report.h"
 
 namespace {
 

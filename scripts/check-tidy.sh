@@ -4,8 +4,9 @@
 # [jobs, default 2]. Every finding is an error. With --changed-since, only the files that need it:
 # those whose text, or a header they include (the build's ninja deps), differs from REV; all of
 # them when .clang-tidy changed. Not run here: CPU_FLASH's kernel files (flash_forward*.cc,
-# flash_write_kv.cc, machine_probes.cc), which Highway compiles once per SIMD target (minutes of
-# tidy time for code the kernel tests check against the reference), and tests/, bench/ and fuzz/.
+# flash_write_kv.cc) and the machine probes (tools/support/machine_probes.cc), which Highway
+# compiles once per SIMD target (minutes of tidy time for code the kernel tests check against the
+# reference), and tests/, bench/ and fuzz/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 since=
@@ -26,7 +27,7 @@ if [[ ! -f "$build/compile_commands.json" ]]; then
   exit 1
 fi
 mapfile -t files < <(git ls-files 'src/*.cc' 'tools/*.cc' |
-  grep -vE '^src/backends/cpu_flash/(flash_forward(_[a-z0-9]+)?|flash_write_kv|machine_probes)\.cc$' |
+  grep -vE '^(src/backends/cpu_flash/(flash_forward(_[a-z0-9]+)?|flash_write_kv)|tools/support/machine_probes)\.cc$' |
   sed "s#^#$PWD/#")
 if [[ -n "$since" ]]; then
   mapfile -t files < <(printf '%s\n' "${files[@]}" | scripts/lib/tidy_files_needing_lint.py "$build" "$since")

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "bench_attention.h"
+#include "bench/bench_attention.h"
 
 namespace attnrt::cli {
 namespace {

@@ -17,7 +17,7 @@
 #include "attnrt/core/error.h"
 #include "attnrt/engine/engine.h"
 #include "engine/captured_graphs.h"
-#include "engine/engine_workload.h"
+#include "support/engine_workload.h"
 #include "tiny_model_rig.h"
 
 namespace attnrt {

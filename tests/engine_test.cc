@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "attnrt/core/error.h"
-#include "engine/engine_workload.h"
 #include "error_of.h"
-#include "run_report.h"
+#include "run/run_report.h"
+#include "support/engine_workload.h"
 #include "tiny_model_rig.h"
 
 namespace attnrt {

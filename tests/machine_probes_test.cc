@@ -1,7 +1,7 @@
 // The machine probes `attnrt bench attention` reads kernel figures against: they measure, and
 // an order that does not fit the probe buffer is refused with an error that names it.
 
-#include "backends/cpu_flash/machine_probes.h"
+#include "support/machine_probes.h"
 
 #include <gtest/gtest.h>
 

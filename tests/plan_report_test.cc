@@ -1,6 +1,6 @@
 // `attnrt plan` on the shipped examples: the JSON of DESIGN.md §3 and the facts it must show.
 
-#include "plan_report.h"
+#include "plan/plan_report.h"
 
 #include <gtest/gtest.h>
 

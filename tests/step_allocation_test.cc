@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "step_workload.h"
+#include "bench/step_workload.h"
 
 namespace {
 

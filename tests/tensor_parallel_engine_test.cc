@@ -12,8 +12,8 @@
 
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
 #include "attnrt/engine/engine.h"
-#include "engine/engine_workload.h"
 #include "error_of.h"
+#include "support/engine_workload.h"
 #include "thread_communicator.h"
 #include "tiny_model_rig.h"
 

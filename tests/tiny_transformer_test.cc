@@ -16,7 +16,7 @@
 
 #include "attnrt/backends/cpu_reference/cpu_reference_backend.h"
 #include "attnrt/core/error.h"
-#include "engine/dense_reference.h"
+#include "support/dense_reference.h"
 #include "tiny_model_rig.h"
 
 // Counts heap allocations, so that a test can show forward() makes none.

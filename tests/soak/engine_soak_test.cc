@@ -22,10 +22,10 @@
 #include <span>
 #include <vector>
 
-#include "engine/dense_reference.h"
-#include "engine/engine_workload.h"
 #include "soak/engine_soak_driver.h"
 #include "soak/heap_counter.h"
+#include "support/dense_reference.h"
+#include "support/engine_workload.h"
 
 namespace attnrt {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
 #include "backends/cpu_flash/simd_targets.h"
-#include "engine/engine_workload.h"
+#include "support/engine_workload.h"
 
 namespace attnrt::cli {
 

@@ -25,11 +25,11 @@
 #include "command_names.h"
 #include "commands.h"
 #include "core/fail.h"
-#include "engine/engine_workload.h"
 #include "engine_arg_options.h"
-#include "progress_line.h"
-#include "rank_group.h"
-#include "run_report.h"
+#include "run/progress_line.h"
+#include "run/rank_group.h"
+#include "run/run_report.h"
+#include "support/engine_workload.h"
 
 namespace attnrt::cli {
 namespace {

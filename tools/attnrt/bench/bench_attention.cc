@@ -1,7 +1,7 @@
 // `attnrt bench attention`: probes the machine, runs every case with CPU_FLASH and a slice of it
 // with CPU_REFERENCE, and prints a table (or JSON) of rates, ratios to the limits and speed-ups.
 
-#include "bench_attention.h"
+#include "bench/bench_attention.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -15,10 +15,10 @@
 #include <tuple>
 
 #include "backends/cpu_flash/bf16_products.h"
-#include "backends/cpu_flash/machine_probes.h"
 #include "backends/cpu_flash/simd_targets.h"
-#include "bench_attention_cases.h"
+#include "bench/bench_attention_cases.h"
 #include "bf16_products_option.h"
+#include "support/machine_probes.h"
 
 namespace attnrt::cli {
 namespace {

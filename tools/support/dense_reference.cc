@@ -3,7 +3,7 @@
 // (f32, keys in ascending order, max-subtracted softmax) and masks, so on an f32 cache the two
 // agree to rounding.
 
-#include "dense_reference.h"
+#include "support/dense_reference.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 // `attnrt run`'s plan summary and report.
 
-#include "run_report.h"
+#include "run/run_report.h"
 
 #include <fmt/format.h>
 

@@ -14,7 +14,7 @@
 #include "cli_checks.h"
 #include "commands.h"
 #include "engine_arg_options.h"
-#include "plan_report.h"
+#include "plan/plan_report.h"
 
 namespace attnrt::cli {
 namespace {

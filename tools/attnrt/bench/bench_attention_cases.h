@@ -9,8 +9,8 @@
 
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
 #include "attnrt/core/buffer.h"
-#include "backends/cpu_flash/machine_probes.h"
-#include "bench_attention.h"
+#include "bench/bench_attention.h"
+#include "support/machine_probes.h"
 
 namespace attnrt::cli {
 

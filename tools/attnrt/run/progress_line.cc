@@ -1,4 +1,4 @@
-#include "progress_line.h"
+#include "run/progress_line.h"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // The one-process group, and the choice between it and MPI.
 
-#include "rank_group.h"
+#include "run/rank_group.h"
 
 #include <cstdlib>
 #include <string_view>

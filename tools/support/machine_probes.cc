@@ -1,6 +1,8 @@
 // The machine probes (machine_probes.h), per SIMD target like the kernels they are compared with.
+// Only `attnrt bench`, bench/ and the tests use them, so they build outside the library. Highway's
+// dispatch is process-wide (libhwy): they run the target CPU_FLASH runs, ScopedSimdTarget's too.
 
-#include "machine_probes.h"
+#include "support/machine_probes.h"
 
 #include <omp.h>
 
@@ -16,8 +18,8 @@
 
 // clang-format off
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "../src/backends/cpu_flash/machine_probes.cc"
-#include "flash_targets.h"
+#define HWY_TARGET_INCLUDE "support/machine_probes.cc"  // from tools/, attnrt_support's include path
+#include "backends/cpu_flash/flash_targets.h"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 // clang-format on

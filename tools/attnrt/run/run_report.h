@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "attnrt/engine/engine.h"
-#include "engine/engine_workload.h"
 #include "kernel_summary.h"
+#include "support/engine_workload.h"
 
 namespace attnrt::cli {
 

@@ -9,7 +9,7 @@
 
 #include "attnrt/config/config_loader.h"
 #include "kernel_summary.h"
-#include "plan_report.h"
+#include "plan/plan_report.h"
 
 namespace attnrt::cli {
 namespace {

@@ -6,8 +6,8 @@
 
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
 #include "core/fail.h"
-#include "dense_reference.h"
-#include "engine_workload.h"
+#include "support/dense_reference.h"
+#include "support/engine_workload.h"
 
 namespace attnrt {
 

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "core/fail.h"
-#include "rank_group.h"
+#include "run/rank_group.h"
 
 namespace attnrt::cli {
 namespace {

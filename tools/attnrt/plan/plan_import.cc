@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "attnrt/config/config_loader.h"
-#include "plan_report.h"
+#include "plan/plan_report.h"
 
 namespace attnrt::cli {
 namespace {

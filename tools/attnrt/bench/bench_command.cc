@@ -5,8 +5,8 @@
 #include <functional>
 #include <memory>
 
-#include "bench_attention.h"
-#include "bench_step.h"
+#include "bench/bench_attention.h"
+#include "bench/bench_step.h"
 #include "bf16_products_option.h"
 #include "cli_checks.h"
 

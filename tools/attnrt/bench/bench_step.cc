@@ -1,6 +1,6 @@
 // `attnrt bench step`: microseconds per step of the runner's host path (DESIGN.md §4).
 
-#include "bench_step.h"
+#include "bench/bench_step.h"
 
 #include <fmt/format.h>
 #include <time.h>
@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "attnrt/config/config_loader.h"
+#include "bench/step_workload.h"
 #include "cli_checks.h"
 #include "core/fail.h"
-#include "step_workload.h"
 
 namespace attnrt::cli {
 namespace {

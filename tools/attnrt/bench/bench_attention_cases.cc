@@ -1,6 +1,6 @@
 // One case of `attnrt bench attention`: its caches, its batch, and its timing.
 
-#include "bench_attention_cases.h"
+#include "bench/bench_attention_cases.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,6 +1,6 @@
 // The seeded workload of `attnrt run` and the digest of its outputs.
 
-#include "engine_workload.h"
+#include "support/engine_workload.h"
 
 #include "core/fail.h"
 
