@@ -59,7 +59,7 @@ TEST(CpuReferenceBackendTest, DeclaresItsCapabilities) {
   EXPECT_EQ(backend->name(), "CPU_REFERENCE");
   for (KVSpecKind kind : {KVSpecKind::full, KVSpecKind::sliding_window, KVSpecKind::chunked_local,
                           KVSpecKind::mla, KVSpecKind::cross}) {
-    EXPECT_TRUE(backend->supports_spec_kind(kind)) << spec_kind_name(kind);
+    EXPECT_TRUE(backend->supports_spec_kind(kind)) << attention_type_name(kind);
   }
   EXPECT_FALSE(backend->supports_spec_kind(KVSpecKind::encoder_only));
   const KVCacheSpec spec = KVCacheSpec::full(16, 2, 16, DType::f32);

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
 #include "attnrt/core/error.h"
 #include "error_of.h"
 
@@ -22,13 +24,13 @@ EngineConfig memory_config() {
   return config;
 }
 
-TEST(KVCacheSpecTest, KindNames) {
-  EXPECT_EQ(spec_kind_name(KVSpecKind::full), "full");
-  EXPECT_EQ(spec_kind_name(KVSpecKind::sliding_window), "sliding_window");
-  EXPECT_EQ(spec_kind_name(KVSpecKind::chunked_local), "chunked_local");
-  EXPECT_EQ(spec_kind_name(KVSpecKind::mla), "mla");
-  EXPECT_EQ(spec_kind_name(KVSpecKind::cross), "cross");
-  EXPECT_EQ(spec_kind_name(KVSpecKind::encoder_only), "encoder_only");
+// The spec kind is the attention type, so the two can share one name table.
+static_assert(std::is_same_v<KVSpecKind, AttentionType>);
+
+TEST(KVCacheSpecTest, KindNamesAreTheAttentionTypeNames) {
+  EXPECT_EQ(attention_type_name(KVCacheSpec::full(16, 1, 8, DType::f32).kind), "full");
+  EXPECT_EQ(attention_type_name(KVCacheSpec::sliding(16, 1, 8, DType::f32, 4).kind),
+            "sliding_window");
 }
 
 TEST(KVCacheSpecTest, FullPageIsHeadsTimesTokensTimesKAndV) {

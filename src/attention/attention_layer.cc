@@ -34,7 +34,7 @@ int kv_heads_per_rank(const LayerConfig& layer, int tp) {
 }  // namespace
 
 void check_backend_serves_layer(const AttentionLayer& layer, const AttentionBackend& backend) {
-  if (!backend.supports_spec_kind(spec_kind_of(layer.type()))) {
+  if (!backend.supports_spec_kind(layer.type())) {
     fail("layer {}: backend {} does not serve {} attention; choose a backend that does",
          layer.name(), backend.name(), attention_type_name(layer.type()));
   }
@@ -138,8 +138,7 @@ std::optional<KVCacheSpec> AttentionLayer::make_kv_cache_spec(const CacheConfig&
   switch (config_.type) {
     case AttentionType::mamba:
     case AttentionType::linear_attention:
-      return KVCacheSpec::state(spec_kind_of(config_.type), block, state_tensors_,
-                                num_speculative_tokens_);
+      return KVCacheSpec::state(config_.type, block, state_tensors_, num_speculative_tokens_);
     case AttentionType::full:
       return KVCacheSpec::full(block, kv, hs, cache.dtype, hv);
     case AttentionType::sliding_window:

@@ -87,12 +87,9 @@ ProfileBackend::ProfileBackend(BackendProfileConfig profile, AttentionBackendPtr
     : profile_(std::move(profile)), kernel_(std::move(kernel)) {}
 
 bool ProfileBackend::supports_spec_kind(KVSpecKind kind) const {
-  if (is_state_kind(kind)) return false;  // state layers take no attention backend
+  if (is_state_layer_type(kind)) return false;  // state layers take no attention backend
   if (profile_.spec_kinds.empty()) return true;
-  // A KV spec kind is named like the attention type it comes from.
-  return std::ranges::any_of(profile_.spec_kinds, [kind](AttentionType type) {
-    return attention_type_name(type) == spec_kind_name(kind);
-  });
+  return std::ranges::find(profile_.spec_kinds, kind) != profile_.spec_kinds.end();
 }
 
 bool ProfileBackend::supports_head_size(int head_size) const {

@@ -28,7 +28,7 @@ std::int64_t checked_bytes(std::string_view what, Factors... factors) {
 
 void require_positive(int value, std::string_view what, KVSpecKind kind) {
   if (value <= 0) {
-    fail("{} KV cache spec: {} must be positive, got {}", spec_kind_name(kind), what, value);
+    fail("{} KV cache spec: {} must be positive, got {}", attention_type_name(kind), what, value);
   }
 }
 
@@ -50,28 +50,6 @@ KVCacheSpec attention_spec(KVSpecKind kind, int block_size, int num_kv_heads, in
 }
 
 }  // namespace
-
-std::string_view spec_kind_name(KVSpecKind kind) {
-  switch (kind) {
-    case KVSpecKind::full:
-      return "full";
-    case KVSpecKind::sliding_window:
-      return "sliding_window";
-    case KVSpecKind::chunked_local:
-      return "chunked_local";
-    case KVSpecKind::mla:
-      return "mla";
-    case KVSpecKind::cross:
-      return "cross";
-    case KVSpecKind::encoder_only:
-      return "encoder_only";
-    case KVSpecKind::mamba:
-      return "mamba";
-    case KVSpecKind::linear_attention:
-      return "linear_attention";
-  }
-  return "unknown";
-}
 
 KVCacheSpec KVCacheSpec::full(int block_size, int num_kv_heads, int head_size, DType dtype,
                               int head_size_v) {
@@ -121,12 +99,12 @@ KVCacheSpec KVCacheSpec::state(KVSpecKind kind, int block_size,
                                std::vector<StateTensor> state_tensors, int num_speculative_blocks) {
   KVCacheSpec spec;
   spec.kind = kind;
-  if (!spec.is_state()) fail("{} is not a state kind of KV cache spec", spec_kind_name(kind));
+  if (!spec.is_state()) fail("{} is not a state kind of KV cache spec", attention_type_name(kind));
   require_positive(block_size, "block_size", kind);
-  if (state_tensors.empty()) fail("{} KV cache spec: no state tensors", spec_kind_name(kind));
+  if (state_tensors.empty()) fail("{} KV cache spec: no state tensors", attention_type_name(kind));
   if (num_speculative_blocks < 0) {
     fail("{} KV cache spec: num_speculative_blocks must not be negative, got {}",
-         spec_kind_name(kind), num_speculative_blocks);
+         attention_type_name(kind), num_speculative_blocks);
   }
   spec.block_size = block_size;
   spec.num_kv_heads = 1;  // one head slot of one state: the whole page
@@ -134,7 +112,8 @@ KVCacheSpec KVCacheSpec::state(KVSpecKind kind, int block_size,
   spec.dtype = DType::int8;  // the page as bytes; the tensors carry their own dtypes
   spec.state_tensors = std::move(state_tensors);
   spec.num_speculative_blocks = num_speculative_blocks;
-  if (spec.real_page_size_bytes() <= 0) fail("{} KV cache spec: empty state", spec_kind_name(kind));
+  if (spec.real_page_size_bytes() <= 0)
+    fail("{} KV cache spec: empty state", attention_type_name(kind));
   return spec;
 }
 
@@ -165,7 +144,7 @@ std::int64_t KVCacheSpec::page_size_bytes() const {
   if (!page_size_padded) return real;
   if (*page_size_padded < real) {
     fail("{}: page_size_padded {} is smaller than the real page {}; pad to at least {}",
-         spec_kind_name(kind), *page_size_padded, real, real);
+         attention_type_name(kind), *page_size_padded, real, real);
   }
   return *page_size_padded;
 }
@@ -232,7 +211,7 @@ KVCacheSpec KVCacheSpec::with_block_size(int new_block_size) const {
 
 std::string KVCacheSpec::describe() const {
   if (is_state()) {
-    std::string text = fmt::format("{}(block {}, state", spec_kind_name(kind), block_size);
+    std::string text = fmt::format("{}(block {}, state", attention_type_name(kind), block_size);
     for (std::size_t i = 0; i < state_tensors.size(); ++i) {
       text += fmt::format("{} {}", i == 0 ? "" : " +", state_tensors[i].describe());
     }
@@ -244,7 +223,7 @@ std::string KVCacheSpec::describe() const {
     }
     return text + ")";
   }
-  std::string text = fmt::format("{}(block {}, kv_heads {}, head {}", spec_kind_name(kind),
+  std::string text = fmt::format("{}(block {}, kv_heads {}, head {}", attention_type_name(kind),
                                  block_size, num_kv_heads, head_size);
   if (kind != KVSpecKind::mla && head_size_v != head_size) {
     text += fmt::format(", head_v {}", head_size_v);
@@ -285,32 +264,6 @@ std::size_t KVCacheSpecHash::operator()(const KVCacheSpec& spec) const {
   }
   mix(spec.num_speculative_blocks);
   return seed;
-}
-
-bool is_state_kind(KVSpecKind kind) {
-  return kind == KVSpecKind::mamba || kind == KVSpecKind::linear_attention;
-}
-
-KVSpecKind spec_kind_of(AttentionType type) {
-  switch (type) {
-    case AttentionType::full:
-      return KVSpecKind::full;
-    case AttentionType::sliding_window:
-      return KVSpecKind::sliding_window;
-    case AttentionType::chunked_local:
-      return KVSpecKind::chunked_local;
-    case AttentionType::mla:
-      return KVSpecKind::mla;
-    case AttentionType::cross:
-      return KVSpecKind::cross;
-    case AttentionType::encoder_only:
-      return KVSpecKind::encoder_only;
-    case AttentionType::mamba:
-      return KVSpecKind::mamba;
-    case AttentionType::linear_attention:
-      return KVSpecKind::linear_attention;
-  }
-  return KVSpecKind::full;
 }
 
 }  // namespace attnrt

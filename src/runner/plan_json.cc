@@ -53,7 +53,7 @@ nlohmann::json kv_cache_json(const EngineConfig& config, const AttentionPlan& at
   for (std::size_t g = 0; g < kv.kv_cache_groups.size(); ++g) {
     const KVCacheGroupSpec& group = kv.kv_cache_groups[g];
     groups.push_back({{"id", g},
-                      {"kind", spec_kind_name(group.kv_cache_spec.kind)},
+                      {"kind", attention_type_name(group.kv_cache_spec.kind)},
                       {"layer_names", group.layer_names},
                       {"block_size", group.kv_cache_spec.block_size},
                       {"page_size_bytes", group.kv_cache_spec.page_size_bytes()},

@@ -18,22 +18,9 @@
 
 namespace attnrt {
 
-enum class KVSpecKind {
-  full,
-  sliding_window,
-  chunked_local,
-  mla,
-  cross,
-  encoder_only,
-  mamba,
-  linear_attention
-};
-
-// "full", "sliding_window", ..., "encoder_only", "mamba", "linear_attention"
-std::string_view spec_kind_name(KVSpecKind kind);
-bool is_state_kind(KVSpecKind kind);  // mamba or linear_attention
-// The spec kind of a layer of attention type `type` (one kind per type).
-KVSpecKind spec_kind_of(AttentionType type);
+// A spec's kind is its layer's attention type: one enumeration, one name table
+// (attention_type_name). KVSpecKind names it where the code speaks of specs, as vLLM's does.
+using KVSpecKind = AttentionType;
 
 struct KVCacheSpec {
   KVSpecKind kind = KVSpecKind::full;
@@ -66,7 +53,7 @@ struct KVCacheSpec {
   static KVCacheSpec state(KVSpecKind kind, int block_size, std::vector<StateTensor> state_tensors,
                            int num_speculative_blocks = 0);
 
-  bool is_state() const { return is_state_kind(kind); }
+  bool is_state() const { return is_state_layer_type(kind); }
 
   int num_heads() const { return num_head_slots > 0 ? num_head_slots : num_kv_heads; }
   // States per block of `block_size` tokens (block_size / tokens_per_state, at least 1; one

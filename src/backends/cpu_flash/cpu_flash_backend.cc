@@ -106,7 +106,7 @@ bool CpuFlashBackend::runs_bf16_prefill_products() const {
 }
 
 bool CpuFlashBackend::supports_spec_kind(KVSpecKind kind) const {
-  return kind != KVSpecKind::encoder_only && !is_state_kind(kind);
+  return kind != KVSpecKind::encoder_only && !is_state_layer_type(kind);
 }
 
 std::vector<KernelBlockSize> CpuFlashBackend::get_supported_kernel_block_sizes(
@@ -125,7 +125,7 @@ std::unique_ptr<AttentionMetadataBuilder> CpuFlashBackend::create_builder(
     const EngineConfig& config, Device device) const {
   if (!supports_spec_kind(kv_cache_spec.kind)) {
     fail("CPU_FLASH does not serve {} attention (layers {}); choose another backend for them",
-         spec_kind_name(kv_cache_spec.kind), fmt::join(layer_names, ", "));
+         attention_type_name(kv_cache_spec.kind), fmt::join(layer_names, ", "));
   }
   if (kv_cache_spec.tokens_per_state != 1) {
     fail(

@@ -13,7 +13,7 @@ namespace attnrt {
 // Encoder-only layers attend within the step's own tokens with no cache, but forward() receives
 // keys only through a KV cache view, so they are refused here rather than mis-served.
 bool CpuReferenceBackend::supports_spec_kind(KVSpecKind kind) const {
-  return kind != KVSpecKind::encoder_only && !is_state_kind(kind);
+  return kind != KVSpecKind::encoder_only && !is_state_layer_type(kind);
 }
 
 std::vector<KernelBlockSize> CpuReferenceBackend::get_supported_kernel_block_sizes(
@@ -27,7 +27,7 @@ std::unique_ptr<AttentionMetadataBuilder> CpuReferenceBackend::create_builder(
     const EngineConfig& config, Device device) const {
   if (!supports_spec_kind(kv_cache_spec.kind)) {
     fail("CPU_REFERENCE does not serve {} attention (layers {}); choose another backend for them",
-         spec_kind_name(kv_cache_spec.kind), fmt::join(layer_names, ", "));
+         attention_type_name(kv_cache_spec.kind), fmt::join(layer_names, ", "));
   }
   if (kv_cache_spec.tokens_per_state != 1) {
     fail(

@@ -16,10 +16,10 @@
 #include "attnrt/config/config_loader.h"
 #include "attnrt/core/nearest_name.h"
 #include "attnrt/core/printable.h"
+#include "config/json_text.h"
 #include "core/fail.h"
 #include "hf_fields.h"
 #include "hf_layers.h"
-#include "json_text.h"
 
 namespace attnrt {
 namespace {

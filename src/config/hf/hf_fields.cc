@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "attnrt/core/printable.h"
-#include "json_reader.h"
+#include "config/json_reader.h"
 
 namespace attnrt::detail {
 
