@@ -10,6 +10,7 @@
 #include <limits>
 #include <numeric>
 
+#include "attention/key_mask.h"
 #include "core/fail.h"
 
 namespace attnrt {
@@ -61,20 +62,8 @@ DenseKV store_kv(const AttentionOperands& operands, DType cache_dtype) {
   return kv;
 }
 
-// Keys [begin, end) position p sees, as the paged kernels mask them.
-std::pair<int, int> visible_keys(const AttentionShape& shape, int position) {
-  switch (shape.type) {
-    case AttentionType::sliding_window:
-      return {std::max(0, position - shape.sliding_window + 1), position + 1};
-    case AttentionType::chunked_local:
-      return {position / shape.attention_chunk_size * shape.attention_chunk_size, position + 1};
-    default:
-      return {0, position + 1};
-  }
-}
-
-void attend_row(const float* query, const DenseKV& kv, int kv_head, std::pair<int, int> keys,
-                float scale, std::vector<float>& scores, float* output) {
+void attend_row(const float* query, const DenseKV& kv, int kv_head, KeyRange keys, float scale,
+                std::vector<float>& scores, float* output) {
   const auto [begin, end] = keys;
   scores.assign(static_cast<std::size_t>(end - begin), 0.f);
   float max_score = -std::numeric_limits<float>::infinity();
@@ -106,8 +95,10 @@ void dense_attention(const AttentionShape& shape, const ActivationView& query, c
       shape.scale != 0.f ? shape.scale : 1.f / std::sqrt(static_cast<float>(shape.head_size));
   const int heads_per_kv_head = shape.num_heads / shape.num_kv_heads;
   std::vector<float> scores;
+  // Every position at once: position p is the newest token of a causal request of p + 1 keys.
+  const KeyMask mask = key_mask_of(shape, /*causal=*/true);
   for (int p = 0; p < query.num_tokens; ++p) {
-    const std::pair<int, int> keys = visible_keys(shape, p);
+    const KeyRange keys = visible_keys(mask, p, p + 1);
     for (int h = 0; h < shape.num_heads; ++h) {
       attend_row(query.row(p, h), kv, h / heads_per_kv_head, keys, scale, scores, output.row(p, h));
     }

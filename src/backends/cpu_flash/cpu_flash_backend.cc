@@ -31,19 +31,6 @@ using cpu_flash::CacheView;
 constexpr int kMaxHeadSize = CpuFlashBackend::kMaxHeadSize;
 static_assert(kMaxHeadSize == std::numeric_limits<int>::max() / (2 * cpu_flash::kMaxRows));
 
-cpu_flash::Mask mask_of(const AttentionShape& shape, bool causal) {
-  using cpu_flash::MaskKind;
-  if (shape.type == AttentionType::cross || !causal) return {MaskKind::none, 0};
-  switch (shape.type) {
-    case AttentionType::sliding_window:
-      return {MaskKind::sliding_window, shape.sliding_window};
-    case AttentionType::chunked_local:
-      return {MaskKind::chunked_local, shape.attention_chunk_size};
-    default:
-      return {MaskKind::causal, 0};
-  }
-}
-
 // Rows past the real tokens (graph padding) get zeros rather than stale values.
 void zero_padding_rows(const ActivationView& output, int first, int end) {
   end = std::min(end, output.num_tokens);
@@ -189,7 +176,7 @@ void CpuFlashBackend::forward(const AttentionForwardArgs& args) const {
   task.cache = cache;
   task.query = args.query;
   task.output = args.output;
-  task.mask = mask_of(args.shape, common.causal);
+  task.mask = key_mask_of(args.shape, common.causal);
   const float scale = args.shape.scale != 0.f
                           ? args.shape.scale
                           : 1.f / std::sqrt(static_cast<float>(args.shape.head_size));

@@ -63,7 +63,7 @@ inline KeyRange item_keys(const ForwardTask& task, const Item& item) {
   const Request& request = request_of(task, item);
   KeyRange keys{std::numeric_limits<int>::max(), 0};
   for (int t = item.token_begin; t < item.token_begin + item.num_tokens; ++t) {
-    const KeyRange visible = visible_keys(task.mask, request, t);
+    const KeyRange visible = visible_keys(task.mask, request.first_position + t, request.kv_len);
     if (visible.begin >= visible.end) continue;
     keys.begin = std::min(keys.begin, visible.begin);
     keys.end = std::max(keys.end, visible.end);
@@ -88,7 +88,8 @@ inline RowSet prepare_rows(const ForwardTask& task, const Item& item, int lanes,
   for (int m = 0; m < rows.padded; ++m) {
     KeyRange visible{0, 0};
     if (m < rows.count) {
-      visible = visible_keys(task.mask, request, row_token(item, m));
+      visible =
+          visible_keys(task.mask, request.first_position + row_token(item, m), request.kv_len);
       visible.begin = std::max(visible.begin, rows.keys.begin);
       visible.end = std::min(visible.end, rows.keys.end);
       if (visible.begin >= visible.end) visible = {0, 0};

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 
+#include "attention/key_mask.h"
 #include "attnrt/attention/attention_backend.h"
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
 
@@ -62,18 +63,6 @@ struct CacheView {
   }
 };
 
-enum class MaskKind : std::uint8_t { none, causal, sliding_window, chunked_local };
-
-struct Mask {
-  MaskKind kind = MaskKind::causal;
-  int size = 0;  // window or chunk
-};
-
-struct KeyRange {
-  int begin = 0;
-  int end = 0;
-};
-
 // One request of the batch, read from the device arrays.
 struct Request {
   int query_start = 0;
@@ -82,22 +71,6 @@ struct Request {
   int first_position = 0;  // absolute position of the first query token
   const std::int32_t* block_row = nullptr;
 };
-
-// Keys query `index` of `request` may see; vLLM's window includes the query's own position.
-inline KeyRange visible_keys(const Mask& mask, const Request& request, int index) {
-  const int position = request.first_position + index;
-  switch (mask.kind) {
-    case MaskKind::none:
-      return {0, request.kv_len};
-    case MaskKind::causal:
-      return {0, position + 1};
-    case MaskKind::sliding_window:
-      return {std::max(0, position - mask.size + 1), position + 1};
-    case MaskKind::chunked_local:
-      return {position / mask.size * mask.size, position + 1};
-  }
-  return {0, 0};
-}
 
 enum class ItemKind : std::uint8_t { gemm, gemv };
 
@@ -202,7 +175,7 @@ struct ForwardTask {
   CacheView cache;
   ActivationView query;
   ActivationView output;
-  Mask mask;
+  KeyMask mask;
   float scale_log2 = 1.f;  // softmax scale × log2(e): the kernels use exp2
   int num_kv_heads = 1;
   int group_size = 1;     // query heads per KV head

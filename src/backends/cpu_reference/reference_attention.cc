@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../cpu_backend_checks.h"
+#include "attention/key_mask.h"
 #include "core/fail.h"
 #include "paged_kv_cache.h"
 #include "reference_kernels.h"
@@ -26,12 +27,6 @@ struct RequestExtent {
   int query_len = 0;
   int kv_len = 0;          // keys the request may see: seq_len, or the encoder length (cross)
   int first_position = 0;  // absolute position of the first query token
-};
-
-// Keys [begin, end) of one query token.
-struct KeyRange {
-  int begin = 0;
-  int end = 0;
 };
 
 bool is_cross(const AttentionShape& shape) {
@@ -53,22 +48,6 @@ RequestExtent request_extent(const AttentionShape& shape, const CommonAttentionM
     extent.first_position = extent.kv_len - extent.query_len;  // tokens already cached
   }
   return extent;
-}
-
-// Sliding windows follow vLLM's convention: a window of W tokens includes the query's own
-// position, so position p sees [p - W + 1, p]. Chunked local attention sees its chunk up to p.
-KeyRange visible_keys(const AttentionShape& shape, bool causal, const RequestExtent& extent,
-                      int query_index) {
-  const int position = extent.first_position + query_index;
-  if (is_cross(shape) || !causal) return {0, extent.kv_len};
-  switch (shape.type) {
-    case AttentionType::sliding_window:
-      return {std::max(0, position - shape.sliding_window + 1), position + 1};
-    case AttentionType::chunked_local:
-      return {position / shape.attention_chunk_size * shape.attention_chunk_size, position + 1};
-    default:
-      return {0, position + 1};
-  }
 }
 
 // Checks the whole batch before any output row is written; returns the real token count.
@@ -146,9 +125,10 @@ void attend_request(const AttentionForwardArgs& args, const PagedKVCache& cache,
   const int heads_per_kv_head = shape.num_heads / shape.num_kv_heads;
   const float scale =
       shape.scale != 0.f ? shape.scale : 1.f / std::sqrt(static_cast<float>(shape.head_size));
+  const KeyMask mask = key_mask_of(shape, common.causal);
   for (int i = 0; i < extent.query_len; ++i) {
     const int token = extent.query_start + i;
-    const KeyRange keys = visible_keys(shape, common.causal, extent, i);
+    const KeyRange keys = visible_keys(mask, extent.first_position + i, extent.kv_len);
     for (int h = 0; h < shape.num_heads; ++h) {
       attend_row(args.query.row(token, h), cache, row, h / heads_per_kv_head, keys, scale, scratch,
                  args.output.row(token, h));
