@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "attnrt/attention/backend_registry.h"
+#include "attnrt/core/export.h"
 #include "attnrt/engine/communicator.h"
 #include "attnrt/engine/engine_stats.h"
 #include "attnrt/engine/scheduler.h"
@@ -63,7 +64,7 @@ struct RequestRecord {
   bool aborted = false;  // cancelled by abort_request; `output` holds what it generated until then
 };
 
-class Engine {
+class ATTNRT_API Engine {
  public:
   // Throws Error for what cannot run: speculative tokens, a plan-only backend profile, a mode
   // with FULL graphs of prefill batches together with fast-prefill layers, anything the planner,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "attnrt/config/engine_config.h"
+#include "attnrt/core/export.h"
 #include "attnrt/engine/kv_block_manager.h"
 #include "attnrt/engine/request.h"
 #include "attnrt/engine/scheduler_output.h"
@@ -21,7 +22,7 @@
 
 namespace attnrt {
 
-class Scheduler {
+class ATTNRT_API Scheduler {
  public:
   // Throws Error on num_speculative_tokens != 0, max_num_seqs or max_num_batched_tokens below 1,
   // max_model_len below 2, or a KV cache config KVBlockManager rejects.

@@ -20,6 +20,7 @@
 #include "attnrt/attention/attention_metadata_builder.h"
 #include "attnrt/attention/forward_context.h"
 #include "attnrt/config/engine_config.h"
+#include "attnrt/core/export.h"
 #include "attnrt/engine/communicator.h"
 #include "attnrt/engine/model_math.h"
 
@@ -81,7 +82,7 @@ struct AttentionOperands {
   ActivationView output;
 };
 
-class TinyTransformer {
+class ATTNRT_API TinyTransformer {
  public:
   // Per-layer weights of one decoder block.
   struct BlockWeights {

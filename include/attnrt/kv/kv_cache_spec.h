@@ -14,6 +14,7 @@
 
 #include "attnrt/config/engine_config.h"
 #include "attnrt/core/dtype.h"
+#include "attnrt/core/export.h"
 #include "attnrt/kv/state_shapes.h"
 
 namespace attnrt {
@@ -30,12 +31,12 @@ enum class KVSpecKind {
 };
 
 // "full", "sliding_window", ..., "encoder_only", "mamba", "linear_attention"
-std::string_view spec_kind_name(KVSpecKind kind);
-bool is_state_kind(KVSpecKind kind);  // mamba or linear_attention
+ATTNRT_API std::string_view spec_kind_name(KVSpecKind kind);
+ATTNRT_API bool is_state_kind(KVSpecKind kind);  // mamba or linear_attention
 // The spec kind of a layer of attention type `type` (one kind per type).
-KVSpecKind spec_kind_of(AttentionType type);
+ATTNRT_API KVSpecKind spec_kind_of(AttentionType type);
 
-struct KVCacheSpec {
+struct ATTNRT_API KVCacheSpec {
   KVSpecKind kind = KVSpecKind::full;
   int block_size = 16;  // tokens per manager block
   int num_kv_heads = 1;
@@ -91,7 +92,7 @@ struct KVCacheSpec {
 };
 
 // Hashes every field ==, so that layers can be bucketed by spec in one pass.
-struct KVCacheSpecHash {
+struct ATTNRT_API KVCacheSpecHash {
   std::size_t operator()(const KVCacheSpec& spec) const;
 };
 

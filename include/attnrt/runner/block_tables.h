@@ -11,6 +11,7 @@
 
 #include "attnrt/attention/common_attention_metadata.h"
 #include "attnrt/config/engine_config.h"
+#include "attnrt/core/export.h"
 #include "attnrt/kv/kernel_block_geometry.h"
 #include "attnrt/kv/kv_cache_config.h"
 #include "attnrt/runner/attention_group.h"
@@ -22,7 +23,7 @@ struct BlockTableGroup {
   int max_num_blocks_per_req = 0;  // manager blocks one request may hold
 };
 
-class BlockTables {
+class ATTNRT_API BlockTables {
  public:
   // `num_blocks`: manager blocks of the KV cache; every appended id must be below it. Throws Error
   // on non-positive sizes or a kernel id that would not fit the int32 tables.

@@ -13,6 +13,7 @@
 
 #include "attnrt/attention/attention_backend.h"
 #include "attnrt/attention/attention_metadata_builder.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
@@ -53,7 +54,7 @@ struct CpuFlashOptions {
   std::optional<bool> stream_prefetch = std::nullopt;
 };
 
-class CpuFlashBackend : public AttentionBackend {
+class ATTNRT_API CpuFlashBackend : public AttentionBackend {
  public:
   explicit CpuFlashBackend(CpuFlashOptions options = {});
 
@@ -108,7 +109,7 @@ class CpuFlashBackend : public AttentionBackend {
 
 // The step's CommonAttentionMetadata plus the shared workspace the kernels carve their per-thread
 // tiles, plan and split partials from, so a forward call allocates nothing.
-struct CpuFlashMetadata : AttentionMetadata {
+struct ATTNRT_API CpuFlashMetadata : AttentionMetadata {
   std::unique_ptr<AttentionMetadata> clone() const override {
     return std::make_unique<CpuFlashMetadata>(*this);
   }
@@ -118,7 +119,7 @@ struct CpuFlashMetadata : AttentionMetadata {
 // The kernels plan their work at forward time from the device arrays (query_start_loc, seq_lens,
 // encoder_seq_lens, block table) and use num_reqs / num_actual_tokens only as bounds, so a FULL
 // graph replay (frozen scalars, refreshed arrays) computes exactly what an eager call does.
-class CpuFlashMetadataBuilder : public AttentionMetadataBuilder {
+class ATTNRT_API CpuFlashMetadataBuilder : public AttentionMetadataBuilder {
  public:
   CpuFlashMetadataBuilder(const KVCacheSpec& kv_cache_spec, std::vector<std::string> layer_names,
                           const EngineConfig& config, Device device, const CpuFlashOptions& options,
@@ -152,7 +153,7 @@ class CpuFlashMetadataBuilder : public AttentionMetadataBuilder {
 };
 
 // The backend object the built-in registry holds.
-AttentionBackendPtr make_cpu_flash_backend();
-AttentionBackendPtr make_cpu_flash_backend(const CpuFlashOptions& options);
+ATTNRT_API AttentionBackendPtr make_cpu_flash_backend();
+ATTNRT_API AttentionBackendPtr make_cpu_flash_backend(const CpuFlashOptions& options);
 
 }  // namespace attnrt
