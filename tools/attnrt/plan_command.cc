@@ -37,7 +37,7 @@ int run_plan(const PlanOptions& options) {
   const BackendRegistry registry = backend_registry_for(config);
   const AttentionPlan plan = plan_attention(config, registry);
   if (options.json) {
-    std::cout << plan_to_json(config, plan, extras).dump(2) << '\n';
+    std::cout << plan_json_text(config, plan, extras, 2) << '\n';
     return 0;
   }
   // The comparison is extra information: a budget that fits only thanks to sharing is still valid.

@@ -3,7 +3,6 @@
 // the Python module's Plan.to_dict() returns it, from this one writer.
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -22,13 +21,11 @@ struct PlanJsonExtras {
   const DeviceBudget* device = nullptr;  // --device-memory: how the KV budget was found
 };
 
-ATTNRT_API nlohmann::json plan_to_json(const EngineConfig& config, const AttentionPlan& plan,
-                                       const PlanJsonExtras& extras = {});
-
-// Parts of it, also used by the text report.
-ATTNRT_API nlohmann::json import_json(const HfImport& hf, const AttentionPlan& plan);
-ATTNRT_API nlohmann::json device_budget_json(const DeviceBudget& budget);
-ATTNRT_API nlohmann::json bindings_json(const KVCachePlan& plan);
+// The JSON text: compact (indent -1, Plan.to_dict()'s input) or pretty-printed with `indent` spaces
+// per level (`attnrt plan --json`: 2). Text, not an nlohmann::json, so that including this header
+// does not pull in the whole JSON library.
+ATTNRT_API std::string plan_json_text(const EngineConfig& config, const AttentionPlan& plan,
+                                      const PlanJsonExtras& extras = {}, int indent = -1);
 
 // Where one layer's KV view lives; `owner` is the layer itself or the one it shares with.
 struct LayerBinding {
