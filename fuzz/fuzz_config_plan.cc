@@ -32,7 +32,7 @@ void plan_and_report(std::string_view text) {
   if (config.model.layers.size() > kMaxFuzzedLayers) return;
   const attnrt::BackendRegistry registry = attnrt::backend_registry_for(config);
   const attnrt::AttentionPlan plan = attnrt::plan_attention(config, registry);
-  const std::string json = attnrt::plan_to_json(config, plan).dump(2);
+  const std::string json = attnrt::plan_json_text(config, plan, {}, 2);
   std::optional<attnrt::KVCachePlan> without_sharing;
   if (!plan.kv.shared_layers.empty()) {
     without_sharing = attnrt::plan_kv_cache(without_kv_sharing(config));

@@ -20,7 +20,8 @@ to include/) counts as an include too. An include that names a layer ("attnrt/<l
 quotes, "<layer>/...") but resolves to no file is still ranked by that name; any other include
 that resolves to nothing in the tree (the standard library, fmt, hwy, ...) is not ranked.
 
-Second rule: the public headers (include/attnrt/) include no <fmt/...> and no header of src/.
+Second rule: the public headers (include/attnrt/) include no <fmt/...>, no more of nlohmann's JSON
+than its forward declarations (<nlohmann/json_fwd.hpp>), and no header of src/.
 
 Prints one line per violation and a summary line; exits 1 if there is any violation, else 0.
 """
@@ -168,6 +169,11 @@ def main(argv):
                     violations.append(
                         f"layering: {path}:{line}: public header includes {shown} "
                         "(fmt stays out of include/)"
+                    )
+                elif written == "nlohmann/json.hpp":
+                    violations.append(
+                        f"layering: {path}:{line}: public header includes {shown} "
+                        "(only nlohmann/json_fwd.hpp belongs in include/)"
                     )
                 elif (target is not None and target.startswith("src/")) or (
                     target is None and quoted and library_layer(written.split("/")[0])

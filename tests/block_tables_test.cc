@@ -340,5 +340,33 @@ TEST(BlockTablesTest, DenseGroupsNeedNoTranslation) {
   EXPECT_EQ(slots(tables, 0), (Slots{97, 116}));  // the manager slots are the kernel slots
 }
 
+// A copy's views point into its own buffers: the original's next step changes nothing in it.
+TEST(BlockTablesTest, CopiesKeepTheirOwnTablesAndViews) {
+  BlockTables original({dense_group(16, 16, 3)}, 2, 8, 32);
+  append(original, 0, {{4, 5}}, true);
+  original.gather_block_tables(Ids{0}, 1);
+  original.compute_slot_mappings(Ids{0}, std::vector<std::int32_t>{0, 2}, Slots{0, 17}, 2);
+  BlockTables copy = original;
+  EXPECT_NE(copy.block_table(0).data, original.block_table(0).data);
+  EXPECT_NE(copy.slot_mapping(0).data(), original.slot_mapping(0).data());
+  EXPECT_EQ(copy.slot_mapping(0).data(), copy.slot_mapping_buffer(0).data());
+
+  append(original, 1, {{9}}, true);
+  original.gather_block_tables(Ids{1}, 1);
+  original.compute_slot_mappings(Ids{1}, std::vector<std::int32_t>{0, 1}, Slots{3}, 1);
+  EXPECT_EQ(batch_row(copy, 0, 0), (Ids{4, 5, 0}));
+  EXPECT_EQ(slots(copy, 0), (Slots{64, 81}));
+  EXPECT_EQ(slots(original, 0), (Slots{147}));
+
+  BlockTables assigned({dense_group(16, 16, 1)}, 1, 1, 2);
+  assigned = copy;
+  EXPECT_EQ(assigned.num_groups(), 1);
+  EXPECT_EQ(assigned.row_capacity(0), 3);
+  EXPECT_EQ(batch_row(assigned, 0, 0), (Ids{4, 5, 0}));
+  EXPECT_EQ(assigned.slot_mapping(0).data(), assigned.slot_mapping_buffer(0).data());
+  const BlockTables moved = std::move(assigned);
+  EXPECT_EQ(slots(moved, 0), (Slots{64, 81}));
+}
+
 }  // namespace
 }  // namespace attnrt

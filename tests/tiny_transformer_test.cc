@@ -237,6 +237,24 @@ TEST(TinyTransformerTest, WeightsAreDeterministicPerSeed) {
   for (std::size_t i = 0; i < rows_a.size(); ++i) EXPECT_EQ(rows_a[i].logits, rows_b[i].logits);
 }
 
+// A copy is the same model (weights, shapes) with its own step buffers.
+TEST(TinyTransformerTest, CopiesAreTheSameModelWithTheirOwnBuffers) {
+  const std::vector<I32> sequences = two_sequences();
+  Rig rig(yoco_config(), 42);
+  const TinyTransformer copy = *rig.model;
+  EXPECT_EQ(dense_forward(copy, sequences[0]).logits,
+            dense_forward(*rig.model, sequences[0]).logits);
+  EXPECT_EQ(copy.weight_bytes(), rig.model->weight_bytes());
+  EXPECT_NE(copy.logits().data(), rig.model->logits().data());
+  run_scenario(rig, sequences, false);
+  EXPECT_GT(rig.model->num_logits(), 0);
+  EXPECT_EQ(copy.num_logits(), 0);  // the original's steps left the copy's buffers alone
+
+  TinyTransformer assigned(rig.config, rig.plan.kv.forward_context, 43);
+  assigned = copy;
+  EXPECT_EQ(dense_forward(assigned, sequences[1]).logits, dense_forward(copy, sequences[1]).logits);
+}
+
 TEST(TinyTransformerTest, ActivationsStaySane) {
   Rig rig(yoco_config());
   const DenseResult dense = dense_forward(*rig.model, two_sequences()[0]);

@@ -25,7 +25,7 @@ std::string plan_json_text(const PyConfigPtr& loaded, std::optional<std::uint64_
   validate_config(config);
   const AttentionPlan plan = plan_attention(config, backend_registry_for(config));
   const PlanJsonExtras extras{loaded->hf ? &*loaded->hf : nullptr, nullptr};
-  return plan_to_json(config, plan, extras).dump();
+  return attnrt::plan_json_text(config, plan, extras);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 
 #include "core/fail.h"
 
-namespace attnrt::detail {
+namespace attnrt {
 
 void throw_mul_overflow(std::string_view what, std::uint64_t a, std::uint64_t b) {
   fail("{}: {} x {} does not fit in 64 bits", what, a, b);
@@ -16,4 +16,4 @@ void throw_too_large(std::string_view what, std::uint64_t value, std::uint64_t m
   fail("{}: {} is larger than the largest supported value {}", what, value, max);
 }
 
-}  // namespace attnrt::detail
+}  // namespace attnrt

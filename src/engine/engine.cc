@@ -11,6 +11,7 @@
 #include "attnrt/runner/tensor_parallel.h"
 #include "captured_graphs.h"
 #include "core/fail.h"
+#include "engine_impl.h"
 #include "engine_work.h"
 #include "step_broadcast.h"
 
@@ -157,7 +158,7 @@ TinyTransformerOptions model_options(const EngineOptions& options, const Attenti
 
 }  // namespace
 
-Engine::Engine(const EngineConfig& config, EngineOptions options)
+Engine::Impl::Impl(const EngineConfig& config, EngineOptions options)
     : config_(with_overrides(config, options)),
       options_(std::move(options)),
       communicator_(options_.communicator != nullptr ? options_.communicator : &single_process_),
@@ -195,7 +196,7 @@ Engine::Engine(const EngineConfig& config, EngineOptions options)
   capture_graphs();
 }
 
-RequestId Engine::add_request(std::span<const std::int32_t> prompt, int max_tokens) {
+RequestId Engine::Impl::add_request(std::span<const std::int32_t> prompt, int max_tokens) {
   if (rank() != 0) {
     fail("engine: rank {} follows rank 0's scheduler; add requests on rank 0 only", rank());
   }
@@ -213,31 +214,106 @@ RequestId Engine::add_request(std::span<const std::int32_t> prompt, int max_toke
   return id;
 }
 
-void Engine::abort_request(RequestId id) {
+void Engine::Impl::abort_request(RequestId id) {
   if (rank() != 0) fail("engine: rank {} has no requests to abort; abort on rank 0", rank());
   scheduler_.abort_request(id);  // throws for an id that is not queued or running
   records_[static_cast<std::size_t>(id)].aborted = true;
   ++num_aborted_;
 }
 
+int Engine::Impl::num_kv_blocks() const {
+  return static_cast<int>(scheduler_.block_pool().num_blocks() - 1);
+}
+
+int Engine::Impl::num_kv_blocks_in_use() const {
+  return num_kv_blocks() - scheduler_.block_pool().num_free();
+}
+
+Engine::Impl::~Impl() = default;
+
+// The public class: one pointer to Impl, calls forwarded.
+Engine::Engine(const EngineConfig& config, EngineOptions options)
+    : impl_(std::make_unique<Impl>(config, std::move(options))) {}
+Engine::~Engine() = default;
+
+RequestId Engine::add_request(std::span<const std::int32_t> prompt, int max_tokens) {
+  return impl_->add_request(prompt, max_tokens);
+}
+void Engine::abort_request(RequestId id) {
+  impl_->abort_request(id);
+}
+bool Engine::step() {
+  return impl_->step();
+}
 void Engine::run(const std::function<void(const Engine&)>& on_step) {
   while (step()) {
     if (on_step) on_step(*this);
   }
 }
-
-int Engine::num_kv_blocks() const {
-  return static_cast<int>(scheduler_.block_pool().num_blocks() - 1);
+bool Engine::has_unfinished_requests() const {
+  return impl_->scheduler_.has_unfinished_requests();
 }
 
+std::span<const RequestRecord> Engine::requests() const {
+  return impl_->records_;
+}
+int Engine::num_finished() const {
+  return impl_->num_finished_;
+}
+int Engine::num_aborted() const {
+  return impl_->num_aborted_;
+}
+const EngineStats& Engine::stats() const {
+  return impl_->stats_;
+}
 int Engine::num_kv_blocks_in_use() const {
-  return num_kv_blocks() - scheduler_.block_pool().num_free();
+  return impl_->num_kv_blocks_in_use();
+}
+int Engine::num_kv_blocks() const {
+  return impl_->num_kv_blocks();
 }
 
-Engine::~Engine() = default;
-
+const EngineConfig& Engine::config() const {
+  return impl_->config_;
+}
+Communicator& Engine::communicator() const {
+  return *impl_->communicator_;
+}
+int Engine::rank() const {
+  return impl_->rank();
+}
+std::int64_t Engine::agreed_kv_blocks() const {
+  return impl_->agreed_kv_blocks_;
+}
+const AttentionPlan& Engine::plan() const {
+  return impl_->plan_;
+}
+const CudaGraphManager& Engine::graph_manager() const {
+  return impl_->graphs_;
+}
 std::size_t Engine::num_captured_graphs() const {
-  return captured_->size();
+  return impl_->captured_->size();
+}
+const CapturedGraphs& Engine::captured_graphs() const {
+  return *impl_->captured_;
+}
+const TinyTransformer& Engine::model() const {
+  return impl_->model_;
+}
+const KVCacheAllocation& Engine::kv_cache() const {
+  return impl_->kv_cache_;
+}
+const BatchExecutionDescriptor& Engine::last_descriptor() const {
+  return impl_->descriptor_;
+}
+const Scheduler& Engine::scheduler() const {
+  return impl_->scheduler_;
+}
+const BlockTables& Engine::block_tables() const {
+  return impl_->block_tables_;
+}
+const InputBatch& Engine::input_batch() const {
+  return impl_->batch_;
 }
 
 }  // namespace attnrt

@@ -10,6 +10,7 @@
 #include "attnrt/engine/engine.h"
 #include "captured_graphs.h"
 #include "core/fail.h"
+#include "engine_impl.h"
 #include "engine_work.h"
 
 namespace attnrt {
@@ -95,7 +96,7 @@ std::span<const AttentionMetadata* const> CapturedGraphs::replay(
   return it->second.by_layer;
 }
 
-void Engine::capture_graphs() {
+void Engine::Impl::capture_graphs() {
   check_fast_prefill_graphs(graphs_, plan_.fast_prefill_layers, config_.scheduler.max_num_seqs);
   for (const BatchExecutionDescriptor& descriptor :
        graphs_.capture_descriptors(CUDAGraphMode::FULL)) {
@@ -110,7 +111,7 @@ void Engine::capture_graphs() {
 }
 
 // Requests at the end of max_model_len, so the frozen max_seq_len bounds every replay's.
-void Engine::lay_out_capture_batch(const BatchExecutionDescriptor& descriptor) {
+void Engine::Impl::lay_out_capture_batch(const BatchExecutionDescriptor& descriptor) {
   const int num_reqs = capture_num_reqs(descriptor);
   const int base = descriptor.uniform_token_count.value_or(descriptor.num_tokens / num_reqs);
   const int remainder =

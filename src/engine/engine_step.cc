@@ -8,6 +8,7 @@
 #include "attnrt/core/error.h"
 #include "attnrt/engine/engine.h"
 #include "captured_graphs.h"
+#include "engine_impl.h"
 #include "engine_work.h"
 #include "step_broadcast.h"
 
@@ -22,7 +23,7 @@ double seconds_since(Clock::time_point start) {
 
 }  // namespace
 
-bool Engine::step() {
+bool Engine::Impl::step() {
   const Clock::time_point start = Clock::now();
   const SchedulerOutput* next = next_step_output();
   if (next == nullptr) return false;
@@ -67,7 +68,7 @@ bool Engine::step() {
 }
 
 // Rank 0 schedules (and tells the other ranks); the others take what it sent.
-const SchedulerOutput* Engine::next_step_output() {
+const SchedulerOutput* Engine::Impl::next_step_output() {
   if (rank() != 0) return step_broadcast_->receive();
   if (!scheduler_.has_unfinished_requests()) {
     if (step_broadcast_) step_broadcast_->send_stop();
@@ -79,7 +80,7 @@ const SchedulerOutput* Engine::next_step_output() {
 }
 
 // Rows of released requests are emptied first: a request admitted this step may reuse the slot.
-void Engine::apply_scheduler_output(const SchedulerOutput& output) {
+void Engine::Impl::apply_scheduler_output(const SchedulerOutput& output) {
   for (const ReleasedRequest& released : output.finished) {
     block_tables_.remove_request(released.slot);
   }
@@ -95,7 +96,7 @@ void Engine::apply_scheduler_output(const SchedulerOutput& output) {
   stats_.preemptions = scheduler_.num_preemptions();
 }
 
-void Engine::lay_out_batch(const SchedulerOutput& output) {
+void Engine::Impl::lay_out_batch(const SchedulerOutput& output) {
   scheduled_.clear();
   int row = 0;
   for (const auto& entry : output.scheduled) {
@@ -110,14 +111,14 @@ void Engine::lay_out_batch(const SchedulerOutput& output) {
   batch_.prepare(scheduled_);
 }
 
-void Engine::map_slots(std::span<const std::uint8_t> is_padding) {
+void Engine::Impl::map_slots(std::span<const std::uint8_t> is_padding) {
   block_tables_.gather_block_tables(batch_.idx_mapping(), batch_.num_reqs_padded());
   block_tables_.compute_slot_mappings(batch_.idx_mapping(), batch_.query_start_loc(),
                                       batch_.positions(), batch_.num_tokens_padded(), is_padding);
   block_tables_.translate_slot_mappings(plan_.backends.attn_groups);
 }
 
-std::span<const AttentionMetadata* const> Engine::build_eager_metadata(
+std::span<const AttentionMetadata* const> Engine::Impl::build_eager_metadata(
     const FastPrefillBatchMetadata* fast_prefill) {
   AttentionMetadataInputs inputs = make_attention_metadata_inputs(batch_, block_tables_);
   inputs.fast_prefill = fast_prefill;
@@ -129,8 +130,8 @@ std::span<const AttentionMetadata* const> Engine::build_eager_metadata(
   return eager_metadata_;
 }
 
-void Engine::run_model(std::span<const AttentionMetadata* const> metadata,
-                       const std::optional<FastPrefillBatchMetadata>& fast_prefill) {
+void Engine::Impl::run_model(std::span<const AttentionMetadata* const> metadata,
+                             const std::optional<FastPrefillBatchMetadata>& fast_prefill) {
   ModelStep step;
   step.num_tokens = batch_.num_tokens_padded();
   step.token_ids =
@@ -149,7 +150,7 @@ void Engine::run_model(std::span<const AttentionMetadata* const> metadata,
 }
 
 // Greedy: each request's token is the argmax of its last row's logits.
-void Engine::sample(const SchedulerOutput& output) {
+void Engine::Impl::sample(const SchedulerOutput& output) {
   sampled_.clear();
   for (std::size_t i = 0; i < output.scheduled.size(); ++i) {
     const auto& entry = output.scheduled[i];
@@ -164,7 +165,7 @@ void Engine::sample(const SchedulerOutput& output) {
   }
 }
 
-void Engine::count_step(const SchedulerOutput& output, double step_seconds) {
+void Engine::Impl::count_step(const SchedulerOutput& output, double step_seconds) {
   std::int64_t prefill = 0;
   std::int64_t decode = 0;
   for (const auto& entry : output.scheduled) {
@@ -182,8 +183,8 @@ void Engine::count_step(const SchedulerOutput& output, double step_seconds) {
 }
 
 // Rows each fast-prefill layer skipped, and the share of the step's layer work they were.
-void Engine::count_fast_prefill(const FastPrefillBatchMetadata& fast_prefill,
-                                double forward_seconds) {
+void Engine::Impl::count_fast_prefill(const FastPrefillBatchMetadata& fast_prefill,
+                                      double forward_seconds) {
   const int first = model_.first_fast_prefill_layer();
   const int num_layers = model_.num_layers();
   if (first >= num_layers) return;  // no layer takes the fast-prefill path

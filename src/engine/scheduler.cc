@@ -6,10 +6,11 @@
 #include <algorithm>
 
 #include "core/fail.h"
+#include "scheduler_impl.h"
 
 namespace attnrt {
 
-Scheduler::Scheduler(const EngineConfig& config, const KVCacheConfig& kv_cache_config)
+Scheduler::Impl::Impl(const EngineConfig& config, const KVCacheConfig& kv_cache_config)
     : max_num_seqs_(config.scheduler.max_num_seqs),
       max_num_batched_tokens_(config.scheduler.max_num_batched_tokens),
       max_model_len_(config.model.max_model_len),
@@ -43,7 +44,8 @@ Scheduler::Scheduler(const EngineConfig& config, const KVCacheConfig& kv_cache_c
   output_.reserve(blocks_.num_groups(), max_num_seqs_, static_cast<int>(most_new_ids));
 }
 
-RequestId Scheduler::add_request(std::span<const std::int32_t> prompt_token_ids, int max_tokens) {
+RequestId Scheduler::Impl::add_request(std::span<const std::int32_t> prompt_token_ids,
+                                       int max_tokens) {
   const auto prompt_len = static_cast<std::int64_t>(prompt_token_ids.size());
   if (prompt_len == 0) fail("scheduler: a request needs at least one prompt token");
   if (prompt_len >= max_model_len_) {
@@ -78,7 +80,7 @@ RequestId Scheduler::add_request(std::span<const std::int32_t> prompt_token_ids,
   return request.id;
 }
 
-const SchedulerOutput& Scheduler::schedule() {
+const SchedulerOutput& Scheduler::Impl::schedule() {
   if (awaiting_output_) {
     fail("scheduler: schedule() called again before update_from_output() of the previous step");
   }
@@ -100,7 +102,7 @@ const SchedulerOutput& Scheduler::schedule() {
   return output_;
 }
 
-void Scheduler::schedule_running(int& token_budget) {
+void Scheduler::Impl::schedule_running(int& token_budget) {
   for (std::size_t i = 0; i < running_.size() && token_budget > 0; ++i) {
     Request& request = *running_[i];
     const int num_tokens =
@@ -112,7 +114,7 @@ void Scheduler::schedule_running(int& token_budget) {
   }
 }
 
-void Scheduler::schedule_waiting(int& token_budget) {
+void Scheduler::Impl::schedule_waiting(int& token_budget) {
   while (!waiting_.empty() && token_budget > 0 &&
          static_cast<int>(running_.size()) < max_num_seqs_) {
     Request& request = *waiting_.front();
@@ -132,7 +134,7 @@ void Scheduler::schedule_waiting(int& token_budget) {
   }
 }
 
-bool Scheduler::allocate_or_preempt(Request& request, int num_tokens) {
+bool Scheduler::Impl::allocate_or_preempt(Request& request, int num_tokens) {
   for (std::size_t g = 0; g < first_new_column_.size(); ++g) {
     first_new_column_[g] = static_cast<int>(request.block_ids[g].size());
   }
@@ -147,7 +149,7 @@ bool Scheduler::allocate_or_preempt(Request& request, int num_tokens) {
   return true;
 }
 
-void Scheduler::add_scheduled(Request& request, int num_tokens, bool overwrite) {
+void Scheduler::Impl::add_scheduled(Request& request, int num_tokens, bool overwrite) {
   SchedulerEntry entry;
   entry.request = &request;
   entry.slot = request.slot;
@@ -161,7 +163,7 @@ void Scheduler::add_scheduled(Request& request, int num_tokens, bool overwrite) 
   request.num_computed_tokens += num_tokens;
 }
 
-void Scheduler::preempt(Request& request) {
+void Scheduler::Impl::preempt(Request& request) {
   blocks_.free(request);
   output_.preempted.push_back({request.id, request.slot});
   slot_used_[static_cast<std::size_t>(request.slot)] = 0;
@@ -173,7 +175,7 @@ void Scheduler::preempt(Request& request) {
   waiting_.push_front(&request);
 }
 
-std::span<const Request* const> Scheduler::update_from_output(
+std::span<const Request* const> Scheduler::Impl::update_from_output(
     std::span<const std::int32_t> sampled) {
   if (!awaiting_output_) fail("scheduler: update_from_output() called without a schedule()");
   if (sampled.size() != scheduled_.size()) {
@@ -194,7 +196,7 @@ std::span<const Request* const> Scheduler::update_from_output(
   return finished_;
 }
 
-void Scheduler::finish(Request& request) {
+void Scheduler::Impl::finish(Request& request) {
   blocks_.free(request);
   released_.push_back({request.id, request.slot});
   slot_used_[static_cast<std::size_t>(request.slot)] = 0;
@@ -203,7 +205,7 @@ void Scheduler::finish(Request& request) {
   finished_.push_back(&request);
 }
 
-void Scheduler::abort_request(RequestId id) {
+void Scheduler::Impl::abort_request(RequestId id) {
   if (awaiting_output_) {
     fail(
         "scheduler: abort_request({}) between schedule() and update_from_output(); abort "
@@ -234,7 +236,7 @@ void Scheduler::abort_request(RequestId id) {
   ++num_aborted_;
 }
 
-void Scheduler::fail_shortfall(const Request& request, int num_tokens) const {
+void Scheduler::Impl::fail_shortfall(const Request& request, int num_tokens) const {
   const int needed = blocks_.num_blocks_needed(request, num_tokens);
   fail(
       "scheduler: request {} needs {} more KV cache blocks for {} tokens, but only {} of {} are "
@@ -244,7 +246,7 @@ void Scheduler::fail_shortfall(const Request& request, int num_tokens) const {
       needed - blocks_.pool().num_free());
 }
 
-Request& Scheduler::new_request() {
+Request& Scheduler::Impl::new_request() {
   if (free_requests_.empty()) return storage_.emplace_back();
   Request& request = *free_requests_.back();
   free_requests_.pop_back();
@@ -256,13 +258,13 @@ Request& Scheduler::new_request() {
   return request;
 }
 
-int Scheduler::take_slot() {
+int Scheduler::Impl::take_slot() {
   const auto free_slot = std::find(slot_used_.begin(), slot_used_.end(), 0);
   *free_slot = 1;  // running_.size() < max_num_seqs guarantees one
   return static_cast<int>(free_slot - slot_used_.begin());
 }
 
-void Scheduler::check_consistency() const {
+void Scheduler::Impl::check_consistency() const {
   for (const Request* request : waiting_) {
     if (request->status != RequestStatus::waiting && request->status != RequestStatus::preempted) {
       fail("scheduler check: waiting request {} is {}", request->id,
@@ -287,6 +289,55 @@ void Scheduler::check_consistency() const {
   }
   if (slot_held != slot_used_) fail("scheduler check: a slot is marked used but held by nobody");
   blocks_.check_consistency(running_);
+}
+
+// The public class: one pointer to Impl, calls forwarded.
+Scheduler::Scheduler(const EngineConfig& config, const KVCacheConfig& kv_cache_config)
+    : impl_(std::make_unique<Impl>(config, kv_cache_config)) {}
+Scheduler::Scheduler(Scheduler&&) noexcept = default;
+Scheduler& Scheduler::operator=(Scheduler&&) noexcept = default;
+Scheduler::~Scheduler() = default;
+
+RequestId Scheduler::add_request(std::span<const std::int32_t> prompt_token_ids, int max_tokens) {
+  return impl_->add_request(prompt_token_ids, max_tokens);
+}
+const SchedulerOutput& Scheduler::schedule() {
+  return impl_->schedule();
+}
+std::span<const Request* const> Scheduler::update_from_output(
+    std::span<const std::int32_t> sampled) {
+  return impl_->update_from_output(sampled);
+}
+void Scheduler::abort_request(RequestId id) {
+  impl_->abort_request(id);
+}
+void Scheduler::check_consistency() const {
+  impl_->check_consistency();
+}
+
+bool Scheduler::has_unfinished_requests() const {
+  return !impl_->waiting_.empty() || !impl_->running_.empty();
+}
+int Scheduler::num_waiting() const {
+  return static_cast<int>(impl_->waiting_.size());
+}
+int Scheduler::num_running() const {
+  return static_cast<int>(impl_->running_.size());
+}
+std::span<const Request* const> Scheduler::running() const {
+  return impl_->running_;
+}
+std::int64_t Scheduler::num_preemptions() const {
+  return impl_->num_preemptions_;
+}
+std::int64_t Scheduler::num_aborted() const {
+  return impl_->num_aborted_;
+}
+const BlockPool& Scheduler::block_pool() const {
+  return impl_->blocks_.pool();
+}
+const KVBlockManager& Scheduler::block_manager() const {
+  return impl_->blocks_;
 }
 
 }  // namespace attnrt

@@ -9,6 +9,7 @@
 #include "attnrt/core/checked_math.h"
 #include "attnrt/runner/tensor_parallel.h"
 #include "core/fail.h"
+#include "tiny_transformer_impl.h"
 
 namespace attnrt {
 namespace {
@@ -33,12 +34,8 @@ TinyTransformerOptions options_of(std::uint64_t seed, DType weight_dtype) {
 
 }  // namespace
 
-TinyTransformer::TinyTransformer(const EngineConfig& config, const ForwardContext& forward_context,
-                                 std::uint64_t seed, DType weight_dtype)
-    : TinyTransformer(config, forward_context, options_of(seed, weight_dtype)) {}
-
-TinyTransformer::TinyTransformer(const EngineConfig& config, const ForwardContext& forward_context,
-                                 const TinyTransformerOptions& options)
+TinyTransformer::Impl::Impl(const EngineConfig& config, const ForwardContext& forward_context,
+                            const TinyTransformerOptions& options)
     : config_(&config), forward_context_(&forward_context), options_(options) {
   hidden_size_ = config.model.hidden_size;
   vocab_size_ = config.model.vocab_size;
@@ -61,7 +58,7 @@ TinyTransformer::TinyTransformer(const EngineConfig& config, const ForwardContex
   logits_.assign(static_cast<std::size_t>(max_num_logits_) * vocab_size_, 0.f);
 }
 
-void TinyTransformer::check_layers() const {
+void TinyTransformer::Impl::check_layers() const {
   if (hidden_size_ <= 0 || vocab_size_ <= 0) {
     fail(
         "model {}: the built-in transformer needs model.hidden_size and model.vocab_size, got {} "
@@ -95,7 +92,7 @@ void TinyTransformer::check_layers() const {
   }
 }
 
-void TinyTransformer::set_tensor_parallel() {
+void TinyTransformer::Impl::set_tensor_parallel() {
   if (options_.communicator == nullptr) return;
   rank_ = options_.communicator->rank();
   world_ = options_.communicator->world();
@@ -115,7 +112,8 @@ void TinyTransformer::set_tensor_parallel() {
 }
 
 // The layer's heads in the whole model, and where this rank's begin (rank_head_range's rule).
-void TinyTransformer::describe_rank_heads(Layer& layer, const AttentionLayer& attention) const {
+void TinyTransformer::Impl::describe_rank_heads(Layer& layer,
+                                                const AttentionLayer& attention) const {
   const AttentionShape& s = layer.shape;
   layer.model_num_heads = s.num_heads;
   layer.model_num_kv_heads = s.num_kv_heads;
@@ -135,7 +133,7 @@ void TinyTransformer::describe_rank_heads(Layer& layer, const AttentionLayer& at
   layer.kv_begin = heads.kv_begin;
 }
 
-void TinyTransformer::describe_layers() {
+void TinyTransformer::Impl::describe_layers() {
   const ForwardContext& context = *forward_context_;
   layers_.resize(context.size());
   for (const AttentionLayer& attention : context.layers()) {
@@ -167,7 +165,7 @@ void TinyTransformer::describe_layers() {
   }
 }
 
-void TinyTransformer::set_fast_prefill_layers(const std::set<std::string>& names) {
+void TinyTransformer::Impl::set_fast_prefill_layers(const std::set<std::string>& names) {
   first_fast_prefill_layer_ = num_layers();
   std::vector<int> indices;
   for (const std::string& name : names) {
@@ -198,7 +196,7 @@ void TinyTransformer::set_fast_prefill_layers(const std::set<std::string>& names
 }
 
 // The floats the constructor allocates per token row and per logits row, in checked arithmetic.
-void TinyTransformer::check_step_buffer_bytes() const {
+void TinyTransformer::Impl::check_step_buffer_bytes() const {
   std::uint64_t widest_qkv = 0;
   std::uint64_t widest_output = 0;
   for (const Layer& layer : layers_) {
@@ -227,7 +225,7 @@ void TinyTransformer::check_step_buffer_bytes() const {
   }
 }
 
-DecoderActivations TinyTransformer::make_activations(int capacity) const {
+DecoderActivations TinyTransformer::Impl::make_activations(int capacity) const {
   int qkv_width = 0;
   int output_width = 0;
   for (const Layer& layer : layers_) {
@@ -246,8 +244,8 @@ DecoderActivations TinyTransformer::make_activations(int capacity) const {
   return acts;
 }
 
-AttentionOperands TinyTransformer::attention_operands(int layer, DecoderActivations& acts,
-                                                      int rows) const {
+AttentionOperands TinyTransformer::Impl::attention_operands(int layer, DecoderActivations& acts,
+                                                            int rows) const {
   const Layer& l = layers_[layer];
   const AttentionShape& s = l.shape;
   const std::int64_t width = l.query_width + l.key_width + l.value_width;
@@ -265,6 +263,111 @@ AttentionOperands TinyTransformer::attention_operands(int layer, DecoderActivati
   operands.output = {acts.attention.data(), rows,           s.num_heads,
                      s.head_size_v,         l.output_width, s.head_size_v};
   return operands;
+}
+
+// The public class: one pointer to Impl, calls forwarded.
+TinyTransformer::TinyTransformer(const EngineConfig& config, const ForwardContext& forward_context,
+                                 const TinyTransformerOptions& options)
+    : impl_(std::make_unique<Impl>(config, forward_context, options)) {}
+TinyTransformer::TinyTransformer(const EngineConfig& config, const ForwardContext& forward_context,
+                                 std::uint64_t seed, DType weight_dtype)
+    : TinyTransformer(config, forward_context, options_of(seed, weight_dtype)) {}
+TinyTransformer::TinyTransformer(const TinyTransformer& other)
+    : impl_(std::make_unique<Impl>(*other.impl_)) {}
+TinyTransformer& TinyTransformer::operator=(const TinyTransformer& other) {
+  if (this != &other) *this = TinyTransformer(other);
+  return *this;
+}
+TinyTransformer::TinyTransformer(TinyTransformer&& other) noexcept = default;
+TinyTransformer& TinyTransformer::operator=(TinyTransformer&& other) noexcept = default;
+TinyTransformer::~TinyTransformer() = default;
+
+void TinyTransformer::forward(const ModelStep& step) {
+  impl_->forward(step);
+}
+std::span<const float> TinyTransformer::logits() const {
+  return impl_->logits();
+}
+std::span<const float> TinyTransformer::logits_row(int i) const {
+  return impl_->logits_row(i);
+}
+int TinyTransformer::num_logits() const {
+  return static_cast<int>(impl_->num_logits_);
+}
+
+const EngineConfig& TinyTransformer::config() const {
+  return *impl_->config_;
+}
+const ForwardContext& TinyTransformer::forward_context() const {
+  return *impl_->forward_context_;
+}
+const TinyTransformerOptions& TinyTransformer::options() const {
+  return impl_->options_;
+}
+int TinyTransformer::hidden_size() const {
+  return impl_->hidden_size_;
+}
+int TinyTransformer::vocab_size() const {
+  return impl_->vocab_size_;
+}
+int TinyTransformer::intermediate_size() const {
+  return impl_->intermediate_size();
+}
+int TinyTransformer::rank() const {
+  return impl_->rank_;
+}
+int TinyTransformer::world() const {
+  return impl_->world_;
+}
+int TinyTransformer::num_layers() const {
+  return impl_->num_layers();
+}
+int TinyTransformer::max_num_tokens() const {
+  return impl_->max_num_tokens_;
+}
+int TinyTransformer::max_num_logits() const {
+  return impl_->max_num_logits_;
+}
+std::uint64_t TinyTransformer::weight_bytes() const {
+  return impl_->weight_bytes();
+}
+int TinyTransformer::first_fast_prefill_layer() const {
+  return impl_->first_fast_prefill_layer_;
+}
+
+const AttentionShape& TinyTransformer::attention_shape(int layer) const {
+  return impl_->layers_[layer].shape;
+}
+bool TinyTransformer::owns_kv(int layer) const {
+  return impl_->owns_kv(layer);
+}
+int TinyTransformer::kv_source_layer(int layer) const {
+  return impl_->layers_[layer].kv_source;
+}
+const TinyTransformer::BlockWeights& TinyTransformer::block_weights(int layer) const {
+  return impl_->layers_[layer].weights;
+}
+DecoderActivations TinyTransformer::make_activations(int capacity) const {
+  return impl_->make_activations(capacity);
+}
+AttentionOperands TinyTransformer::attention_operands(int layer, DecoderActivations& acts,
+                                                      int rows) const {
+  return impl_->attention_operands(layer, acts, rows);
+}
+void TinyTransformer::embed(std::span<const std::int32_t> token_ids, RowsView hidden) const {
+  impl_->embed(token_ids, hidden);
+}
+void TinyTransformer::attention_inputs(int layer, RowsView hidden,
+                                       std::span<const std::int64_t> positions,
+                                       DecoderActivations& acts) const {
+  impl_->attention_inputs(layer, hidden, positions, acts);
+}
+void TinyTransformer::attention_output_and_mlp(int layer, RowsView hidden,
+                                               DecoderActivations& acts) const {
+  impl_->attention_output_and_mlp(layer, hidden, acts);
+}
+void TinyTransformer::lm_head(RowsView hidden, RowsView logits) const {
+  impl_->lm_head(hidden, logits);
 }
 
 }  // namespace attnrt

@@ -3,6 +3,7 @@
 // and the LM head. forward() and the dense reference both run them.
 
 #include "attnrt/engine/tiny_transformer.h"
+#include "tiny_transformer_impl.h"
 
 namespace attnrt {
 namespace {
@@ -13,13 +14,13 @@ RowsView rows_of(std::vector<float>& buffer, int num_rows, int width) {
 
 }  // namespace
 
-void TinyTransformer::embed(std::span<const std::int32_t> token_ids, RowsView hidden) const {
+void TinyTransformer::Impl::embed(std::span<const std::int32_t> token_ids, RowsView hidden) const {
   for (int t = 0; t < hidden.num_rows; ++t) embedding_.copy_row(token_ids[t], hidden.row(t));
 }
 
-void TinyTransformer::attention_inputs(int layer, RowsView hidden,
-                                       std::span<const std::int64_t> positions,
-                                       DecoderActivations& acts) const {
+void TinyTransformer::Impl::attention_inputs(int layer, RowsView hidden,
+                                             std::span<const std::int64_t> positions,
+                                             DecoderActivations& acts) const {
   const Layer& l = layers_[layer];
   const int rows = hidden.num_rows;
   const RowsView normed = rows_of(acts.normed, rows, hidden_size_);
@@ -34,8 +35,8 @@ void TinyTransformer::attention_inputs(int layer, RowsView hidden,
   }
 }
 
-void TinyTransformer::attention_output_and_mlp(int layer, RowsView hidden,
-                                               DecoderActivations& acts) const {
+void TinyTransformer::Impl::attention_output_and_mlp(int layer, RowsView hidden,
+                                                     DecoderActivations& acts) const {
   const Layer& l = layers_[layer];
   const int rows = hidden.num_rows;
   const int intermediate = intermediate_size();
@@ -52,8 +53,8 @@ void TinyTransformer::attention_output_and_mlp(int layer, RowsView hidden,
 
 // On one rank the product adds straight into the residual stream; split across ranks, each
 // rank's partial sum over its heads (or MLP columns) is all-reduced first.
-void TinyTransformer::add_projection(RowsView x, const WeightMatrix& w, RowsView hidden,
-                                     DecoderActivations& acts) const {
+void TinyTransformer::Impl::add_projection(RowsView x, const WeightMatrix& w, RowsView hidden,
+                                           DecoderActivations& acts) const {
   if (world_ == 1) {
     matmul(x, w, hidden, /*accumulate=*/true, options_.num_threads);
     return;
@@ -69,7 +70,7 @@ void TinyTransformer::add_projection(RowsView x, const WeightMatrix& w, RowsView
   }
 }
 
-void TinyTransformer::lm_head(RowsView hidden, RowsView logits) const {
+void TinyTransformer::Impl::lm_head(RowsView hidden, RowsView logits) const {
   rms_norm(hidden, final_norm_, kNormEps, hidden);
   matmul(hidden, lm_head_, logits, false, options_.num_threads);
 }

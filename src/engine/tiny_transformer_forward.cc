@@ -8,6 +8,7 @@
 
 #include "attnrt/engine/tiny_transformer.h"
 #include "core/fail.h"
+#include "tiny_transformer_impl.h"
 
 namespace attnrt {
 namespace {
@@ -34,7 +35,7 @@ void zero_rows_past(const ActivationView& output, int first) {
 
 }  // namespace
 
-void TinyTransformer::check_step(const ModelStep& step) const {
+void TinyTransformer::Impl::check_step(const ModelStep& step) const {
   const int n = step.num_tokens;
   if (n < 0 || n > max_num_tokens_) {
     fail("step: {} token rows, but the model was sized for 0 to {} (max_num_tokens)", n,
@@ -76,7 +77,7 @@ void TinyTransformer::check_step(const ModelStep& step) const {
   }
 }
 
-void TinyTransformer::check_layer_metadata(const ModelStep& step, int layer, int rows) const {
+void TinyTransformer::Impl::check_layer_metadata(const ModelStep& step, int layer, int rows) const {
   const std::string& name = forward_context_->layers()[layer].name();
   const AttentionMetadata* metadata = step.metadata[layer];
   if (metadata == nullptr) fail("step: layer {} has no attention metadata", name);
@@ -98,7 +99,7 @@ void TinyTransformer::check_layer_metadata(const ModelStep& step, int layer, int
   }
 }
 
-void TinyTransformer::forward(const ModelStep& step) {
+void TinyTransformer::Impl::forward(const ModelStep& step) {
   check_step(step);
   const int n = step.num_tokens;
   const RowsView hidden{hidden_.data(), n, hidden_size_};
@@ -112,8 +113,9 @@ void TinyTransformer::forward(const ModelStep& step) {
   compute_logits(step.logits_indices);
 }
 
-void TinyTransformer::run_layer(int layer, RowsView hidden, std::span<const std::int64_t> positions,
-                                const AttentionMetadata& metadata) {
+void TinyTransformer::Impl::run_layer(int layer, RowsView hidden,
+                                      std::span<const std::int64_t> positions,
+                                      const AttentionMetadata& metadata) {
   attention_inputs(layer, hidden, positions, acts_);
   const AttentionLayer& attention = forward_context_->layers()[layer];
   const AttentionBackend& backend = *attention.get_attn_backend();
@@ -129,7 +131,7 @@ void TinyTransformer::run_layer(int layer, RowsView hidden, std::span<const std:
   attention_output_and_mlp(layer, hidden, acts_);
 }
 
-void TinyTransformer::run_fast_prefill_layers(const ModelStep& step) {
+void TinyTransformer::Impl::run_fast_prefill_layers(const ModelStep& step) {
   const std::span<const std::int32_t> rows = step.logits_indices_padded;
   const auto num_padded = static_cast<int>(rows.size());
   const RowsView hidden{hidden_.data(), step.num_tokens, hidden_size_};
@@ -148,7 +150,7 @@ void TinyTransformer::run_fast_prefill_layers(const ModelStep& step) {
   }
 }
 
-void TinyTransformer::compute_logits(std::span<const std::int32_t> rows) {
+void TinyTransformer::Impl::compute_logits(std::span<const std::int32_t> rows) {
   num_logits_ = rows.size();
   const auto num_rows = static_cast<int>(rows.size());
   const RowsView gathered{logits_hidden_.data(), num_rows, hidden_size_};

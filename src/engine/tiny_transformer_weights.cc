@@ -9,6 +9,7 @@
 
 #include "attnrt/engine/tiny_transformer.h"
 #include "core/fail.h"
+#include "tiny_transformer_impl.h"
 
 namespace attnrt {
 namespace {
@@ -103,7 +104,7 @@ float fan_in_bound(int fan_in) {
 
 }  // namespace
 
-std::uint64_t TinyTransformer::weight_bytes() const {
+std::uint64_t TinyTransformer::Impl::weight_bytes() const {
   std::uint64_t bytes = embedding_.bytes() + lm_head_.bytes() + final_norm_.size() * 4;
   for (const Layer& layer : layers_) {
     const BlockWeights& w = layer.weights;
@@ -113,7 +114,7 @@ std::uint64_t TinyTransformer::weight_bytes() const {
   return bytes;
 }
 
-void TinyTransformer::generate_weights() {
+void TinyTransformer::Impl::generate_weights() {
   const DType dtype = options_.weight_dtype;
   const std::uint64_t hidden = hidden_size_;
   const std::uint64_t intermediate = intermediate_size();
@@ -144,7 +145,7 @@ void TinyTransformer::generate_weights() {
 namespace attnrt {
 
 // The whole model's tensors of layer `i`, then this rank's columns and rows of them.
-void TinyTransformer::generate_layer_weights(int i) {
+void TinyTransformer::Impl::generate_layer_weights(int i) {
   const DType dtype = options_.weight_dtype;
   const std::uint64_t seed = options_.seed;
   const float residual_scale = 1.f / std::sqrt(2.f * static_cast<float>(num_layers()));

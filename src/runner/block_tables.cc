@@ -1,15 +1,15 @@
-// BlockTables (SEMANTICS §3.3, §2.8): persistent per-request rows of kernel-block ids, the
-// batch gather and the slot mappings of one step.
+// BlockTables (SEMANTICS §3.3): persistent per-request rows of kernel-block ids and the batch
+// gather of one step; the slot mappings (§2.8) are block_tables_slots.cc.
 
 #include "attnrt/runner/block_tables.h"
 
-#include <fmt/ranges.h>
+#include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <limits>
 
 #include "attnrt/core/checked_math.h"
+#include "block_tables_impl.h"
 #include "core/fail.h"
 
 namespace attnrt {
@@ -67,31 +67,10 @@ KernelBlockGeometry geometry_of(const KVCacheGroupSpec& group,
   return KernelBlockGeometry::unsplit(group.kv_cache_spec.block_size);
 }
 
-// Position → (block column, offset) for one block size; a shift and a mask for the usual
-// power-of-two sizes, since a division per token dominates a decode step otherwise.
-class BlockDivider {
- public:
-  explicit BlockDivider(std::int64_t block_size)
-      : size_(block_size),
-        shift_((block_size & (block_size - 1)) == 0
-                   ? std::countr_zero(static_cast<std::uint64_t>(block_size))
-                   : -1) {}
-  std::int64_t block(std::int64_t position) const {
-    return shift_ >= 0 ? position >> shift_ : position / size_;
-  }
-  std::int64_t offset(std::int64_t position) const {
-    return shift_ >= 0 ? position & (size_ - 1) : position % size_;
-  }
-
- private:
-  std::int64_t size_;
-  int shift_;
-};
-
 }  // namespace
 
-BlockTables::BlockTables(std::vector<BlockTableGroup> groups, int max_num_reqs, int max_num_tokens,
-                         std::int64_t num_blocks)
+BlockTables::Impl::Impl(std::vector<BlockTableGroup> groups, int max_num_reqs, int max_num_tokens,
+                        std::int64_t num_blocks)
     : max_num_reqs_(max_num_reqs),
       max_num_tokens_(max_num_tokens),
       num_manager_blocks_(num_blocks) {
@@ -144,16 +123,14 @@ BlockTables BlockTables::from_config(const EngineConfig& config,
                      config.scheduler.max_num_batched_tokens, kv_cache_config.num_blocks);
 }
 
-void BlockTables::check_request_slot(int req_index, const char* action) const {
-  if (req_index < 0 || req_index >= max_num_reqs_) {
-    fail("BlockTables: cannot {} request slot {}; slots are 0..{} (max_num_seqs {})", action,
-         req_index, max_num_reqs_ - 1, max_num_reqs_);
-  }
+void BlockTables::Impl::fail_request_slot(int req_index, const char* action) const {
+  fail("BlockTables: cannot {} request slot {}; slots are 0..{} (max_num_seqs {})", action,
+       req_index, max_num_reqs_ - 1, max_num_reqs_);
 }
 
-void BlockTables::check_append(int req_index,
-                               std::span<const std::span<const std::int32_t>> block_ids,
-                               bool overwrite) const {
+void BlockTables::Impl::check_append(int req_index,
+                                     std::span<const std::span<const std::int32_t>> block_ids,
+                                     bool overwrite) const {
   check_request_slot(req_index, "append blocks to");
   if (block_ids.size() != groups_.size()) {
     fail("BlockTables: request {} got block ids for {} KV cache groups, but there are {}",
@@ -179,9 +156,9 @@ void BlockTables::check_append(int req_index,
   }
 }
 
-void BlockTables::append_block_ids(int req_index,
-                                   std::span<const std::span<const std::int32_t>> block_ids,
-                                   bool overwrite) {
+void BlockTables::Impl::append_block_ids(int req_index,
+                                         std::span<const std::span<const std::int32_t>> block_ids,
+                                         bool overwrite) {
   check_append(req_index, block_ids, overwrite);  // nothing is written unless every group fits
   if (overwrite) ++epoch_[req_index];
   for (std::size_t g = 0; g < groups_.size(); ++g) {
@@ -194,26 +171,26 @@ void BlockTables::append_block_ids(int req_index,
   }
 }
 
-void BlockTables::remove_request(int req_index) {
+void BlockTables::Impl::remove_request(int req_index) {
   check_request_slot(req_index, "remove");
   for (Group& group : groups_) group.num_blocks[req_index] = 0;
   ++epoch_[req_index];
 }
 
-int BlockTables::num_blocks(int group, int req_index) const {
+int BlockTables::Impl::num_blocks(int group, int req_index) const {
   check_request_slot(req_index, "read");
   return groups_[group].num_blocks[req_index];
 }
 
-std::span<const std::int32_t> BlockTables::row(int group, int req_index) const {
+std::span<const std::int32_t> BlockTables::Impl::row(int group, int req_index) const {
   check_request_slot(req_index, "read");
   const Group& g = groups_[group];
   return {g.table.data() + static_cast<std::size_t>(req_index) * g.row_capacity,
           static_cast<std::size_t>(g.num_blocks[req_index])};
 }
 
-void BlockTables::gather_block_tables(std::span<const std::int32_t> idx_mapping,
-                                      int num_reqs_padded) {
+void BlockTables::Impl::gather_block_tables(std::span<const std::int32_t> idx_mapping,
+                                            int num_reqs_padded) {
   const int num_reqs = static_cast<int>(idx_mapping.size());
   if (num_reqs_padded < num_reqs || num_reqs_padded > max_num_reqs_) {
     fail("BlockTables: cannot pad {} requests to {}; the tables hold {} rows", num_reqs,
@@ -226,8 +203,8 @@ void BlockTables::gather_block_tables(std::span<const std::int32_t> idx_mapping,
   }
 }
 
-void BlockTables::gather_group(Group& group, std::span<const std::int32_t> idx_mapping,
-                               int num_reqs_padded) const {
+void BlockTables::Impl::gather_group(Group& group, std::span<const std::int32_t> idx_mapping,
+                                     int num_reqs_padded) const {
   const std::size_t width = static_cast<std::size_t>(group.row_capacity);
   const int num_reqs = static_cast<int>(idx_mapping.size());
   for (int i = 0; i < num_reqs; ++i) {
@@ -251,121 +228,94 @@ void BlockTables::gather_group(Group& group, std::span<const std::int32_t> idx_m
   }
 }
 
+void BlockTables::Impl::point_views_at_own_buffers() {
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    batch_views_[g].data = groups_[g].batch_table.data();
+    slot_views_[g] = {groups_[g].slot_mapping.data(), slot_views_[g].size()};
+  }
+}
+
+// The public class: one pointer to Impl, calls forwarded. The accessors are out of line but
+// allocate nothing; a step calls each a few times per KV cache group.
+BlockTables::BlockTables(std::vector<BlockTableGroup> groups, int max_num_reqs, int max_num_tokens,
+                         std::int64_t num_blocks)
+    : impl_(std::make_unique<Impl>(std::move(groups), max_num_reqs, max_num_tokens, num_blocks)) {}
+
+BlockTables::BlockTables(const BlockTables& other) : impl_(std::make_unique<Impl>(*other.impl_)) {
+  impl_->point_views_at_own_buffers();
+}
+
+BlockTables& BlockTables::operator=(const BlockTables& other) {
+  if (this != &other) *this = BlockTables(other);
+  return *this;
+}
+
+BlockTables::BlockTables(BlockTables&& other) noexcept = default;
+BlockTables& BlockTables::operator=(BlockTables&& other) noexcept = default;
+BlockTables::~BlockTables() = default;
+
+int BlockTables::num_groups() const {
+  return static_cast<int>(impl_->groups_.size());
+}
+int BlockTables::max_num_reqs() const {
+  return impl_->max_num_reqs_;
+}
+int BlockTables::max_num_tokens() const {
+  return impl_->max_num_tokens_;
+}
+const KernelBlockGeometry& BlockTables::geometry(int group) const {
+  return impl_->groups_[group].geometry;
+}
+int BlockTables::row_capacity(int group) const {
+  return impl_->groups_[group].row_capacity;
+}
+
+void BlockTables::append_block_ids(int req_index,
+                                   std::span<const std::span<const std::int32_t>> block_ids,
+                                   bool overwrite) {
+  impl_->append_block_ids(req_index, block_ids, overwrite);
+}
+void BlockTables::remove_request(int req_index) {
+  impl_->remove_request(req_index);
+}
+int BlockTables::num_blocks(int group, int req_index) const {
+  return impl_->num_blocks(group, req_index);
+}
+std::span<const std::int32_t> BlockTables::row(int group, int req_index) const {
+  return impl_->row(group, req_index);
+}
+
+void BlockTables::gather_block_tables(std::span<const std::int32_t> idx_mapping,
+                                      int num_reqs_padded) {
+  impl_->gather_block_tables(idx_mapping, num_reqs_padded);
+}
+BlockTableView BlockTables::block_table(int group) const {
+  return impl_->batch_views_[group];
+}
+std::span<const BlockTableView> BlockTables::block_tables() const {
+  return impl_->batch_views_;
+}
+
 void BlockTables::compute_slot_mappings(std::span<const std::int32_t> idx_mapping,
                                         std::span<const std::int32_t> query_start_loc,
                                         std::span<const std::int64_t> positions,
                                         int num_tokens_padded,
                                         std::span<const std::uint8_t> is_padding) {
-  const int num_reqs = static_cast<int>(idx_mapping.size());
-  if (query_start_loc.size() < static_cast<std::size_t>(num_reqs) + 1 || query_start_loc[0] != 0) {
-    fail("compute_slot_mappings: {} requests need query_start_loc of {} entries starting at 0",
-         num_reqs, num_reqs + 1);
-  }
-  // Ascending offsets keep every request's tokens inside [0, num_tokens): checked before writing.
-  for (int i = 0; i < num_reqs; ++i) {
-    if (query_start_loc[i + 1] < query_start_loc[i]) {
-      fail(
-          "compute_slot_mappings: query_start_loc[{}] = {} is below query_start_loc[{}] = {}; "
-          "the offsets must ascend",
-          i + 1, query_start_loc[i + 1], i, query_start_loc[i]);
-    }
-  }
-  const int num_tokens = query_start_loc[num_reqs];
-  if (num_tokens < 0 || num_tokens > num_tokens_padded || num_tokens_padded > max_num_tokens_ ||
-      positions.size() < static_cast<std::size_t>(num_tokens) ||
-      (!is_padding.empty() && is_padding.size() < static_cast<std::size_t>(num_tokens))) {
-    fail(
-        "compute_slot_mappings: {} tokens padded to {} with {} positions and {} padding flags; "
-        "the slot mappings hold {} tokens",
-        num_tokens, num_tokens_padded, positions.size(), is_padding.size(), max_num_tokens_);
-  }
-  for (const std::int32_t req_index : idx_mapping) check_request_slot(req_index, "map");
-  // Entries up to the high-water mark may hold real slots; raise it before writing any.
-  const int stale_end = std::max({slot_high_water_, num_tokens, num_tokens_padded});
-  slot_high_water_ = std::max(slot_high_water_, num_tokens);
-  for (std::size_t g = 0; g < groups_.size(); ++g) {
-    Group& group = groups_[g];
-    compute_group_slots(group, idx_mapping, query_start_loc, positions, is_padding);
-    std::fill(group.slot_mapping.data() + num_tokens, group.slot_mapping.data() + stale_end,
-              PAD_SLOT_ID);
-    slot_views_[g] = {group.slot_mapping.data(), static_cast<std::size_t>(num_tokens_padded)};
-  }
-  slot_high_water_ = num_tokens;
-  num_real_tokens_ = num_tokens;
+  impl_->compute_slot_mappings(idx_mapping, query_start_loc, positions, num_tokens_padded,
+                               is_padding);
 }
-
-void BlockTables::compute_group_slots(Group& group, std::span<const std::int32_t> idx_mapping,
-                                      std::span<const std::int32_t> query_start_loc,
-                                      std::span<const std::int64_t> positions,
-                                      std::span<const std::uint8_t> is_padding) const {
-  const KernelBlockGeometry& geo = group.geometry;
-  const std::int64_t kernel_block_size = geo.kernel_block_size;
-  const std::int64_t manager_block_size = geo.manager_block_size;
-  const BlockDivider kernel_blocks(kernel_block_size);
-  const BlockDivider manager_blocks(manager_block_size);
-  const bool dense = geo.dense();
-  std::int64_t* slots = group.slot_mapping.data();
-  for (std::size_t i = 0; i < idx_mapping.size(); ++i) {
-    const int req_index = idx_mapping[i];
-    const std::int32_t* row =
-        group.table.data() + static_cast<std::size_t>(req_index) * group.row_capacity;
-    const std::int64_t num_blocks = group.num_blocks[req_index];
-    for (int t = query_start_loc[i]; t < query_start_loc[i + 1]; ++t) {
-      if (!is_padding.empty() && is_padding[t] != 0) {
-        slots[t] = PAD_SLOT_ID;
-        continue;
-      }
-      const std::int64_t position = positions[t];
-      const std::int64_t column = kernel_blocks.block(position);
-      if (position < 0 || column >= num_blocks) {
-        fail(
-            "compute_slot_mappings: token {} of request slot {} is at position {}, past its {} "
-            "kernel blocks of {} tokens; append the request's block ids first",
-            t, req_index, position, num_blocks, kernel_block_size);
-      }
-      const std::int64_t kernel_id = row[column];
-      // A dense kernel slot is the manager slot; a spaced id is mapped back to its manager block.
-      slots[t] = dense ? kernel_id * kernel_block_size + kernel_blocks.offset(position)
-                       : kernel_id / geo.slots_per_block * manager_block_size +
-                             manager_blocks.offset(position);
-    }
-  }
-}
-
 void BlockTables::translate_slot_mappings(
     std::span<const std::vector<AttentionGroup>> attn_groups) {
-  for (std::size_t g = 0; g < groups_.size(); ++g) {
-    Group& group = groups_[g];
-    const AttentionGroup* translator = nullptr;
-    if (g < attn_groups.size()) {
-      for (const AttentionGroup& attn_group : attn_groups[g]) {
-        if (attn_group.slot_mappings_translated) {
-          translator = &attn_group;
-          break;
-        }
-      }
-    }
-    const KernelBlockGeometry& geo = group.geometry;
-    if (translator == nullptr) {
-      if (!geo.needs_slot_translation()) continue;  // manager slots are kernel slots
-      fail(
-          "KV cache group {} splits {}-token blocks into kernel blocks spaced {} apart, but none "
-          "of its attention groups receives translated slot mappings; pass maps_slot_mapping to "
-          "init_attn_backend or name the group's layers in slot_mapped_layers",
-          g, geo.manager_block_size, geo.slots_per_block);
-    }
-    if (translator->kernel_geometry != geo) {
-      fail(
-          "KV cache group {}: attention group (layers {}) has {}-token kernel blocks spaced {} "
-          "apart, but the block tables were built with {} spaced {}; build BlockTables from the "
-          "attention groups init_attn_backend returned",
-          g, fmt::join(translator->layer_names, ", "),
-          translator->kernel_geometry.kernel_block_size,
-          translator->kernel_geometry.slots_per_block, geo.kernel_block_size, geo.slots_per_block);
-    }
-    translator->map_to_kernel_slot_mapping(
-        {group.slot_mapping.data(), static_cast<std::size_t>(num_real_tokens_)});
-  }
+  impl_->translate_slot_mappings(attn_groups);
+}
+std::span<const std::int64_t> BlockTables::slot_mapping(int group) const {
+  return impl_->slot_views_[group];
+}
+std::span<const std::span<const std::int64_t>> BlockTables::slot_mappings() const {
+  return impl_->slot_views_;
+}
+std::span<const std::int64_t> BlockTables::slot_mapping_buffer(int group) const {
+  return impl_->groups_[group].slot_mapping;
 }
 
 }  // namespace attnrt

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
 #include <unordered_map>
 
 namespace attnrt {
@@ -158,6 +159,35 @@ std::uint64_t key_only_saving_bytes(const HfImport& hf, const AttentionPlan& pla
   return hf.v_copies_k_layers.size() * static_cast<std::uint64_t>(kv.num_blocks) * page / 2;
 }
 
+std::vector<LayerBinding> layer_bindings(const KVCachePlan& plan) {
+  std::unordered_map<std::string_view, const LayerViewGeometry*> view_of;
+  view_of.reserve(plan.views.size());
+  for (const LayerViewGeometry& view : plan.views) view_of.emplace(view.layer, &view);
+  std::unordered_map<std::string_view, const std::string*> target_of;
+  for (const auto& [layer, target] : plan.shared_layers) target_of.emplace(layer, &target);
+  std::vector<LayerBinding> bindings;
+  bindings.reserve(plan.forward_context.size());
+  for (const AttentionLayer& layer : plan.forward_context.layers()) {
+    const auto target = target_of.find(layer.name());
+    const std::string* owner = target == target_of.end() ? &layer.name() : target->second;
+    const auto view = view_of.find(*owner);
+    if (view == view_of.end()) continue;  // encoder-only layers keep no cache
+    bindings.push_back({&layer.name(), owner, view->second});
+  }
+  return bindings;
+}
+
+std::vector<std::string> ordered_layers(const AttentionPlan& plan,
+                                        const std::set<std::string>& names) {
+  std::vector<std::string> ordered;
+  for (const AttentionLayer& layer : plan.kv.forward_context.layers()) {
+    if (names.contains(layer.name())) ordered.push_back(layer.name());
+  }
+  return ordered;
+}
+
+namespace {
+
 nlohmann::json device_budget_json(const DeviceBudget& budget) {
   nlohmann::json parts = nlohmann::json::array();
   for (const WeightComponent& part : budget.weights.components) {
@@ -204,24 +234,6 @@ nlohmann::json import_json(const HfImport& hf, const AttentionPlan& plan) {
           {"notes", hf.notes}};
 }
 
-std::vector<LayerBinding> layer_bindings(const KVCachePlan& plan) {
-  std::unordered_map<std::string_view, const LayerViewGeometry*> view_of;
-  view_of.reserve(plan.views.size());
-  for (const LayerViewGeometry& view : plan.views) view_of.emplace(view.layer, &view);
-  std::unordered_map<std::string_view, const std::string*> target_of;
-  for (const auto& [layer, target] : plan.shared_layers) target_of.emplace(layer, &target);
-  std::vector<LayerBinding> bindings;
-  bindings.reserve(plan.forward_context.size());
-  for (const AttentionLayer& layer : plan.forward_context.layers()) {
-    const auto target = target_of.find(layer.name());
-    const std::string* owner = target == target_of.end() ? &layer.name() : target->second;
-    const auto view = view_of.find(*owner);
-    if (view == view_of.end()) continue;  // encoder-only layers keep no cache
-    bindings.push_back({&layer.name(), owner, view->second});
-  }
-  return bindings;
-}
-
 nlohmann::json bindings_json(const KVCachePlan& plan) {
   nlohmann::json bindings = nlohmann::json::array();
   for (const LayerBinding& b : layer_bindings(plan)) {
@@ -237,8 +249,10 @@ nlohmann::json bindings_json(const KVCachePlan& plan) {
   return bindings;
 }
 
-nlohmann::json plan_to_json(const EngineConfig& config, const AttentionPlan& plan,
-                            const PlanJsonExtras& extras) {
+}  // namespace
+
+std::string plan_json_text(const EngineConfig& config, const AttentionPlan& plan,
+                           const PlanJsonExtras& extras, int indent) {
   nlohmann::json json = {{"model",
                           {{"name", config.model.name},
                            {"num_layers", config.model.layers.size()},
@@ -255,16 +269,7 @@ nlohmann::json plan_to_json(const EngineConfig& config, const AttentionPlan& pla
   if (extras.hf != nullptr) json["model"]["import"] = import_json(*extras.hf, plan);
   if (extras.device != nullptr)
     json["kv_cache"]["device_budget"] = device_budget_json(*extras.device);
-  return json;
-}
-
-std::vector<std::string> ordered_layers(const AttentionPlan& plan,
-                                        const std::set<std::string>& names) {
-  std::vector<std::string> ordered;
-  for (const AttentionLayer& layer : plan.kv.forward_context.layers()) {
-    if (names.contains(layer.name())) ordered.push_back(layer.name());
-  }
-  return ordered;
+  return json.dump(indent);
 }
 
 }  // namespace attnrt

@@ -206,6 +206,14 @@ class CheckLayeringTest(unittest.TestCase):
             '"engine/engine_workload.h" (internal: src/engine/engine_workload.h)',
         )
 
+    def test_public_header_including_nlohmann_json_fails(self):
+        self.assert_fails(
+            {"include/attnrt/runner/plan_json.h": (
+                '#pragma once\n#include <nlohmann/json_fwd.hpp>\n#include <nlohmann/json.hpp>\n')},
+            "layering: include/attnrt/runner/plan_json.h:3: public header includes "
+            "<nlohmann/json.hpp> (only nlohmann/json_fwd.hpp belongs in include/)",
+        )
+
     def test_upward_include_in_an_inl_header_fails(self):
         self.assert_fails(
             {"src/backends/cpu_flash/flash_gemv-inl.h": (

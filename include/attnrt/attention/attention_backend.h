@@ -12,6 +12,7 @@
 #include "attnrt/attention/attention_metadata_builder.h"
 #include "attnrt/attention/kernel_block_size.h"
 #include "attnrt/config/kv_cache_layout.h"
+#include "attnrt/core/export.h"
 #include "attnrt/core/tensor.h"
 
 namespace attnrt {
@@ -60,7 +61,7 @@ struct AttentionForwardArgs {
   const AttentionMetadata& metadata;
 };
 
-class AttentionBackend {
+class ATTNRT_API AttentionBackend {
  public:
   virtual ~AttentionBackend() = default;
 

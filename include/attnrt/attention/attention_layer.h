@@ -10,6 +10,7 @@
 #include "attnrt/attention/attention_backend.h"
 #include "attnrt/config/engine_config.h"
 #include "attnrt/config/kv_cache_layout.h"
+#include "attnrt/core/export.h"
 #include "attnrt/core/tensor.h"
 #include "attnrt/kv/kv_cache_spec.h"
 #include "attnrt/kv/state_views.h"
@@ -20,14 +21,16 @@ class AttentionLayer;
 
 // Throws Error naming the layer and the backend unless `backend` serves the layer's attention type
 // and runs its K and V head sizes.
-void check_backend_serves_layer(const AttentionLayer& layer, const AttentionBackend& backend);
+ATTNRT_API void check_backend_serves_layer(const AttentionLayer& layer,
+                                           const AttentionBackend& backend);
 // Throws Error unless caches in `layout` are ones `backend` reads (an empty list: any). `layer`
 // is the first layer using it; `profiles` (the config's `backends`) lets the message name the
 // JSON path of a config profile's kv_cache_layouts.
-void check_backend_layout(const AttentionLayer& layer, const AttentionBackend& backend,
-                          KVCacheLayout layout, std::span<const BackendProfileConfig> profiles);
+ATTNRT_API void check_backend_layout(const AttentionLayer& layer, const AttentionBackend& backend,
+                                     KVCacheLayout layout,
+                                     std::span<const BackendProfileConfig> profiles);
 
-class AttentionLayer {
+class ATTNRT_API AttentionLayer {
  public:
   // `layer` holds whole-model head counts; the layer keeps this rank's share: query heads / T, KV
   // heads / T, or 1 (replicated) when there are fewer KV heads than ranks. A state layer keeps

@@ -14,12 +14,13 @@
 #include "attnrt/config/cg_support.h"
 #include "attnrt/config/engine_config.h"
 #include "attnrt/core/buffer.h"
+#include "attnrt/core/export.h"
 #include "attnrt/kv/kv_cache_spec.h"
 
 namespace attnrt {
 
 // What a backend's kernels read. Backends derive from it to add their own plan (splits, tiles).
-struct AttentionMetadata {
+struct ATTNRT_API AttentionMetadata {
   virtual ~AttentionMetadata() = default;
   virtual std::unique_ptr<AttentionMetadata> clone() const {
     return std::make_unique<AttentionMetadata>(*this);
@@ -27,7 +28,7 @@ struct AttentionMetadata {
   CommonAttentionMetadata common;
 };
 
-class AttentionMetadataBuilder {
+class ATTNRT_API AttentionMetadataBuilder {
  public:
   // `kv_cache_spec` carries the KERNEL block size when blocks are split. A builder keeps no
   // reference to the config it was made for: an embedder may drop the config after planning.

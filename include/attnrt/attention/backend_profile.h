@@ -7,10 +7,11 @@
 
 #include "attnrt/attention/attention_backend.h"
 #include "attnrt/config/engine_config.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
-class ProfileBackend : public AttentionBackend {
+class ATTNRT_API ProfileBackend : public AttentionBackend {
  public:
   // `kernel` executes the profile; nullptr makes it plan-only.
   ProfileBackend(BackendProfileConfig profile, AttentionBackendPtr kernel);
@@ -44,6 +45,6 @@ class ProfileBackend : public AttentionBackend {
 
 // FLASH_ATTN (FA3 on Hopper: ALWAYS), FLASH_ATTN_FA2 (UNIFORM_BATCH), FLASH_ATTN_FA3, FLASHINFER,
 // TRITON_ATTN and FLASHMLA with the capabilities vLLM documents for them; all plan-only.
-std::vector<BackendProfileConfig> builtin_gpu_profiles();
+ATTNRT_API std::vector<BackendProfileConfig> builtin_gpu_profiles();
 
 }  // namespace attnrt

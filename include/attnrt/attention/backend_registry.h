@@ -10,10 +10,11 @@
 
 #include "attnrt/attention/attention_backend.h"
 #include "attnrt/config/engine_config.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
-class BackendRegistry {
+class ATTNRT_API BackendRegistry {
  public:
   // Throws Error if a backend of that name is already registered.
   void add(AttentionBackendPtr backend);
@@ -36,6 +37,7 @@ class BackendRegistry {
 // `builtins` plus the built-in GPU profiles (FLASH_ATTN, FLASHINFER, ...) plus the config's
 // `backends` profiles (a config profile may replace a built-in profile of the same name). A
 // profile's `kernel` must name an executable backend of `builtins`.
-BackendRegistry make_backend_registry(const EngineConfig& config, const BackendRegistry& builtins);
+ATTNRT_API BackendRegistry make_backend_registry(const EngineConfig& config,
+                                                 const BackendRegistry& builtins);
 
 }  // namespace attnrt

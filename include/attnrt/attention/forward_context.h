@@ -11,11 +11,12 @@
 #include "attnrt/attention/attention_layer.h"
 #include "attnrt/attention/backend_registry.h"
 #include "attnrt/config/engine_config.h"
+#include "attnrt/core/export.h"
 #include "attnrt/kv/kv_cache_planner.h"
 
 namespace attnrt {
 
-class ForwardContext {
+class ATTNRT_API ForwardContext {
  public:
   ForwardContext() = default;
   // One layer per config layer, per-rank (tensor parallelism applied). With a registry, each
@@ -52,6 +53,7 @@ class ForwardContext {
 };
 
 // Every layer that owns a cache with its spec, in execution order (SEMANTICS §4.3).
-LayerSpecs get_kv_cache_spec(const ForwardContext& forward_context, const CacheConfig& cache);
+ATTNRT_API LayerSpecs get_kv_cache_spec(const ForwardContext& forward_context,
+                                        const CacheConfig& cache);
 
 }  // namespace attnrt

@@ -6,6 +6,8 @@
 #include <variant>
 #include <vector>
 
+#include "attnrt/core/export.h"
+
 namespace attnrt {
 
 struct MultipleOf {
@@ -16,8 +18,8 @@ struct MultipleOf {
 using KernelBlockSize = std::variant<int, MultipleOf>;
 
 // True if some entry equals `block_size` or is a MultipleOf dividing it.
-bool kernel_block_size_supported(std::span<const KernelBlockSize> sizes, int block_size);
+ATTNRT_API bool kernel_block_size_supported(std::span<const KernelBlockSize> sizes, int block_size);
 // "[16, 32, MultipleOf(16)]"
-std::string describe_kernel_block_sizes(std::span<const KernelBlockSize> sizes);
+ATTNRT_API std::string describe_kernel_block_sizes(std::span<const KernelBlockSize> sizes);
 
 }  // namespace attnrt

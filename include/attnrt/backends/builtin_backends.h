@@ -4,12 +4,13 @@
 
 #include "attnrt/attention/backend_registry.h"
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
-const BackendRegistry& builtin_backends();
+ATTNRT_API const BackendRegistry& builtin_backends();
 // The same backends made afresh, CPU_FLASH with `flash` (builtin_backends() has the defaults).
-BackendRegistry make_builtin_backends(const CpuFlashOptions& flash = {});
+ATTNRT_API BackendRegistry make_builtin_backends(const CpuFlashOptions& flash = {});
 
 // builtin_backends() plus the GPU profiles and the config's own profiles.
 inline BackendRegistry backend_registry_for(const EngineConfig& config) {

@@ -14,6 +14,7 @@
 #include "attnrt/attention/attention_backend.h"
 #include "attnrt/attention/attention_metadata_builder.h"
 #include "attnrt/attention/common_attention_metadata.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
@@ -27,11 +28,11 @@ inline constexpr std::string_view kFastPrefillPrefix = "FastPrefill";
 // (the wrapped builder's metadata then carries the logits fields, as vLLM's result wrapper does),
 // positions and encoder lengths are dropped. Throws Error when the logits fields are missing or
 // a logits index lies outside the batch.
-CommonAttentionMetadata make_kv_sharing_fast_prefill_common_attn_metadata(
+ATTNRT_API CommonAttentionMetadata make_kv_sharing_fast_prefill_common_attn_metadata(
     const CommonAttentionMetadata& common, std::span<std::int32_t> query_start_loc_out);
 
 // Builds with the wrapped builder on the rewritten metadata; everything else is forwarded.
-class FastPrefillMetadataBuilder : public AttentionMetadataBuilder {
+class ATTNRT_API FastPrefillMetadataBuilder : public AttentionMetadataBuilder {
  public:
   FastPrefillMetadataBuilder(std::unique_ptr<AttentionMetadataBuilder> wrapped,
                              const KVCacheSpec& kv_cache_spec, std::vector<std::string> layer_names,
@@ -59,7 +60,7 @@ class FastPrefillMetadataBuilder : public AttentionMetadataBuilder {
   std::vector<std::int32_t> query_start_loc_;  // persistent: the rewritten query_start_loc
 };
 
-class FastPrefillBackend : public AttentionBackend {
+class ATTNRT_API FastPrefillBackend : public AttentionBackend {
  public:
   // Throws Error if `wrapped` is null.
   explicit FastPrefillBackend(AttentionBackendPtr wrapped);
@@ -89,8 +90,8 @@ class FastPrefillBackend : public AttentionBackend {
 };
 
 // vLLM's create_fast_prefill_custom_backend with the "FastPrefill" prefix.
-AttentionBackendPtr create_fast_prefill_custom_backend(AttentionBackendPtr underlying);
+ATTNRT_API AttentionBackendPtr create_fast_prefill_custom_backend(AttentionBackendPtr underlying);
 // True for a FastPrefillBackend (the layers it serves take the fast-prefill path).
-bool is_fast_prefill_backend(const AttentionBackend& backend);
+ATTNRT_API bool is_fast_prefill_backend(const AttentionBackend& backend);
 
 }  // namespace attnrt

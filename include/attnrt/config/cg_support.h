@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "attnrt/core/export.h"
+
 namespace attnrt {
 
 struct SpeculativeConfig;
@@ -29,15 +31,15 @@ constexpr bool weaker(AttentionCGSupport a, AttentionCGSupport b) {
   return static_cast<int>(a) < static_cast<int>(b);
 }
 // "UNIFORM_BATCH"
-std::string_view cg_support_name(AttentionCGSupport support);
+ATTNRT_API std::string_view cg_support_name(AttentionCGSupport support);
 // "AttentionCGSupport.UNIFORM_BATCH", as vLLM prints it inside messages.
-std::string cg_support_qualified_name(AttentionCGSupport support);
+ATTNRT_API std::string cg_support_qualified_name(AttentionCGSupport support);
 // Throws Error naming the text and the four valid names.
-AttentionCGSupport parse_cg_support(std::string_view name);
+ATTNRT_API AttentionCGSupport parse_cg_support(std::string_view name);
 
 // The query length of a decode step, 1 + num_speculative_tokens (vLLM's max_decode_query_len):
 // uniform decode graphs and varlen bounds are sized by it. Throws Error naming
 // speculative.num_speculative_tokens when it is negative or 1 + it does not fit an int.
-int max_decode_query_len(const SpeculativeConfig& speculative);
+ATTNRT_API int max_decode_query_len(const SpeculativeConfig& speculative);
 
 }  // namespace attnrt

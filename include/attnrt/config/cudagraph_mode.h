@@ -10,9 +10,11 @@
 #include <string>
 #include <string_view>
 
+#include "attnrt/core/export.h"
+
 namespace attnrt {
 
-class CUDAGraphMode {
+class ATTNRT_API CUDAGraphMode {
  public:
   static const CUDAGraphMode NONE;
   static const CUDAGraphMode PIECEWISE;
@@ -82,7 +84,7 @@ constexpr std::array<CUDAGraphMode, 3> CUDAGraphMode::valid_runtime_modes() {
 inline constexpr std::array<std::string_view, 5> kCUDAGraphModeNames = {
     "NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"};
 
-std::ostream& operator<<(std::ostream& out, CUDAGraphMode mode);  // the bare name
+ATTNRT_API std::ostream& operator<<(std::ostream& out, CUDAGraphMode mode);  // the bare name
 
 }  // namespace attnrt
 

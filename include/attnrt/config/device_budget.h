@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "attnrt/config/hf_weights.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
@@ -29,6 +30,7 @@ struct DeviceBudget {
 // Throws an Error naming `--gpu-memory-utilization` for a fraction outside (0, 1], and vLLM's "No
 // available memory for the cache blocks" with the breakdown when the weights and the reserve
 // leave nothing.
-DeviceBudget device_kv_budget(const DeviceBudgetRequest& request, WeightBreakdown weights);
+ATTNRT_API DeviceBudget device_kv_budget(const DeviceBudgetRequest& request,
+                                         WeightBreakdown weights);
 
 }  // namespace attnrt

@@ -9,6 +9,7 @@
 
 #include "attnrt/config/engine_config.h"
 #include "attnrt/core/dtype.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
@@ -27,11 +28,11 @@ struct EngineArgs {
 // The cache dtype `--kv-cache-dtype NAME` selects: "auto" is `model_dtype`; otherwise one of
 // vLLM's names attnrt can store ("bfloat16", "float16", "float32", "fp8", "fp8_e4m3"). Throws an
 // Error naming the value (fp8_e5m2 and the other vLLM formats attnrt has no kernels for).
-DType kv_cache_dtype_from_name(std::string_view name, DType model_dtype);
+ATTNRT_API DType kv_cache_dtype_from_name(std::string_view name, DType model_dtype);
 
 // Overrides `config` with every argument that is set, then validates it; an error names the
 // argument as the culprit (`--block-size: ...`) and leaves `config` unchanged. `model_dtype` is
 // what "auto" means for this model (bf16 for attnrt's own configs).
-void apply_engine_args(EngineConfig& config, const EngineArgs& args, DType model_dtype);
+ATTNRT_API void apply_engine_args(EngineConfig& config, const EngineArgs& args, DType model_dtype);
 
 }  // namespace attnrt

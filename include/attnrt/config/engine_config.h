@@ -16,6 +16,7 @@
 #include "attnrt/config/kv_cache_layout.h"
 #include "attnrt/config/state_layer.h"
 #include "attnrt/core/dtype.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
@@ -41,8 +42,8 @@ inline constexpr std::array<std::string_view, 8> kAttentionTypeNames = {
     "full",  "sliding_window", "chunked_local", "mla",
     "cross", "encoder_only",   "mamba",         "linear_attention"};
 
-std::string_view attention_type_name(AttentionType type);  // "sliding_window"
-bool is_state_layer_type(AttentionType type);              // mamba or linear_attention
+ATTNRT_API std::string_view attention_type_name(AttentionType type);  // "sliding_window"
+ATTNRT_API bool is_state_layer_type(AttentionType type);              // mamba or linear_attention
 
 struct LayerConfig {
   std::string name;
@@ -130,7 +131,7 @@ struct BackendProfileConfig {
   std::vector<AttentionType> spec_kinds;        // empty: every attention type
 };
 
-struct EngineConfig {
+struct ATTNRT_API EngineConfig {
   ModelConfig model;
   CacheConfig cache;
   CompilationConfig compilation;

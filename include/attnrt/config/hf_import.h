@@ -13,6 +13,7 @@
 #include "attnrt/config/engine_args.h"
 #include "attnrt/config/engine_config.h"
 #include "attnrt/core/dtype.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
@@ -53,13 +54,14 @@ struct HfImport {
 
 // True when `json` is a Hugging Face config (`architectures` or `model_type` at the top level)
 // rather than an attnrt config (`model`).
-bool is_hf_config(const nlohmann::json& json);
+ATTNRT_API bool is_hf_config(const nlohmann::json& json);
 
 // Imports a parsed config.json. `options.args` are applied as on the command line.
-HfImport import_hf_model(const nlohmann::json& json, const ImportOptions& options = {});
-EngineConfig import_hf_config(const nlohmann::json& json, const ImportOptions& options = {});
+ATTNRT_API HfImport import_hf_model(const nlohmann::json& json, const ImportOptions& options = {});
+ATTNRT_API EngineConfig import_hf_config(const nlohmann::json& json,
+                                         const ImportOptions& options = {});
 
 // Parses config.json text as Python writes it: bare `Infinity`, `-Infinity` and `NaN` are read.
-nlohmann::json parse_hf_config_text(std::string_view text);
+ATTNRT_API nlohmann::json parse_hf_config_text(std::string_view text);
 
 }  // namespace attnrt

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "attnrt/core/export.h"
+
 namespace attnrt {
 
 struct WeightComponent {
@@ -27,6 +29,7 @@ struct WeightBreakdown {
 // `config` is the whole config.json (the language model may be under "text_config"). Throws
 // attnrt::Error naming the model_type and the field for an unknown family, an unsupported
 // quant_method, a missing or mistyped field, or sizes that overflow 64 bits.
-WeightBreakdown estimate_hf_weight_bytes(const nlohmann::json& config, int tensor_parallel_size);
+ATTNRT_API WeightBreakdown estimate_hf_weight_bytes(const nlohmann::json& config,
+                                                    int tensor_parallel_size);
 
 }  // namespace attnrt

@@ -11,6 +11,7 @@
 #include "attnrt/config/engine_args.h"
 #include "attnrt/config/engine_config.h"
 #include "attnrt/config/hf_import.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
@@ -22,6 +23,6 @@ struct LoadedModel {
 };
 
 // An empty `path` loads the embedded default. Errors name the file after the culprit.
-LoadedModel load_model(const std::string& path, const EngineArgs& args = {});
+ATTNRT_API LoadedModel load_model(const std::string& path, const EngineArgs& args = {});
 
 }  // namespace attnrt

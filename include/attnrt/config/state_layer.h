@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "attnrt/core/dtype.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
@@ -67,9 +68,9 @@ inline constexpr std::array<StateMixer, 4> kAllStateMixers = {
 inline constexpr std::array<std::string_view, 4> kStateMixerNames = {
     "mamba1", "mamba2", "gated_delta_net", "short_conv"};
 
-std::string_view state_mixer_name(StateMixer mixer);  // "gated_delta_net"
+ATTNRT_API std::string_view state_mixer_name(StateMixer mixer);  // "gated_delta_net"
 
-struct StateLayerConfig {
+struct ATTNRT_API StateLayerConfig {
   std::variant<Mamba1Dims, Mamba2Dims, GatedDeltaNetDims, ShortConvDims> dims = Mamba2Dims{};
   StateDtypes dtypes;
 

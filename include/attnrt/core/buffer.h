@@ -10,10 +10,11 @@
 #include <memory>
 
 #include "attnrt/core/device.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
-class Buffer {
+class ATTNRT_API Buffer {
  public:
   static constexpr std::size_t kAlignment = 64;
   static constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;

@@ -9,26 +9,31 @@
 #include <string_view>
 
 #include "attnrt/core/error.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
-namespace detail {
+
 // The throwing halves, out of line (src/core/checked_math.cc), so that this header needs no fmt.
-[[noreturn]] void throw_mul_overflow(std::string_view what, std::uint64_t a, std::uint64_t b);
-[[noreturn]] void throw_add_overflow(std::string_view what, std::uint64_t a, std::uint64_t b);
-[[noreturn]] void throw_too_large(std::string_view what, std::uint64_t value, std::uint64_t max);
-}  // namespace detail
+// Part of the API, not attnrt::detail: the inline functions below call them from the user's code,
+// so libattnrt.so exports them.
+[[noreturn]] ATTNRT_API void throw_mul_overflow(std::string_view what, std::uint64_t a,
+                                                std::uint64_t b);
+[[noreturn]] ATTNRT_API void throw_add_overflow(std::string_view what, std::uint64_t a,
+                                                std::uint64_t b);
+[[noreturn]] ATTNRT_API void throw_too_large(std::string_view what, std::uint64_t value,
+                                             std::uint64_t max);
 
 // a × b; throws Error("<what>: a × b overflows ...") instead of wrapping.
 inline std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, std::string_view what) {
   std::uint64_t product = 0;
-  if (__builtin_mul_overflow(a, b, &product)) detail::throw_mul_overflow(what, a, b);
+  if (__builtin_mul_overflow(a, b, &product)) throw_mul_overflow(what, a, b);
   return product;
 }
 
 // a + b; throws like checked_mul.
 inline std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, std::string_view what) {
   std::uint64_t sum = 0;
-  if (__builtin_add_overflow(a, b, &sum)) detail::throw_add_overflow(what, a, b);
+  if (__builtin_add_overflow(a, b, &sum)) throw_add_overflow(what, a, b);
   return sum;
 }
 
@@ -44,7 +49,7 @@ std::uint64_t checked_product(std::string_view what, Factors... factors) {
 template <typename T>
 T checked_cast(std::uint64_t value, std::string_view what) {
   if (value > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
-    detail::throw_too_large(what, value, static_cast<std::uint64_t>(std::numeric_limits<T>::max()));
+    throw_too_large(what, value, static_cast<std::uint64_t>(std::numeric_limits<T>::max()));
   }
   return static_cast<T>(value);
 }

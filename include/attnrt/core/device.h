@@ -4,9 +4,11 @@
 #include <string>
 #include <string_view>
 
+#include "attnrt/core/export.h"
+
 namespace attnrt {
 
-struct Device {
+struct ATTNRT_API Device {
   enum class Kind { cpu, cuda };
 
   Kind kind = Kind::cpu;

@@ -6,9 +6,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "attnrt/core/export.h"
+
 namespace attnrt {
 
-class Error : public std::runtime_error {
+class ATTNRT_API Error : public std::runtime_error {
  public:
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };

@@ -5,10 +5,13 @@
 #include <span>
 #include <string_view>
 
+#include "attnrt/core/export.h"
+
 namespace attnrt {
 
 // The candidate within a small edit distance of `name` (case-insensitive; about one edit per four
 // characters), or an empty view when none is that close.
-std::string_view nearest_name(std::string_view name, std::span<const std::string_view> candidates);
+ATTNRT_API std::string_view nearest_name(std::string_view name,
+                                         std::span<const std::string_view> candidates);
 
 }  // namespace attnrt

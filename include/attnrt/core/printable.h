@@ -7,13 +7,15 @@
 #include <string>
 #include <string_view>
 
+#include "attnrt/core/export.h"
+
 namespace attnrt {
 
 // "\n" → "\\n", "\t" → "\\t", other control bytes, DEL and bytes of invalid UTF-8 → "\\xNN".
 // Text past `max_bytes` of input is cut and marked with "...".
-std::string printable(std::string_view text, std::size_t max_bytes = 256);
+ATTNRT_API std::string printable(std::string_view text, std::size_t max_bytes = 256);
 
 // True when printable(text) would change nothing.
-bool is_printable(std::string_view text);
+ATTNRT_API bool is_printable(std::string_view text);
 
 }  // namespace attnrt

@@ -14,10 +14,11 @@
 
 #include "attnrt/core/buffer.h"
 #include "attnrt/core/dtype.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
-class Tensor {
+class ATTNRT_API Tensor {
  public:
   Tensor() = default;
   // Throws Error if any element the view addresses lies outside the buffer.

@@ -9,12 +9,14 @@
 #include <span>
 #include <vector>
 
+#include "attnrt/core/export.h"
+
 namespace attnrt {
 
 using BlockId = std::int32_t;  // a manager block id, 0..num_blocks-1
 inline constexpr BlockId NULL_BLOCK_ID = 0;
 
-class BlockPool {
+class ATTNRT_API BlockPool {
  public:
   // Blocks 1..num_blocks-1 start free, in ascending order. Throws Error unless
   // 2 <= num_blocks <= 2^31 - 1 (the null block and at least one usable block).

@@ -11,9 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "attnrt/core/export.h"
+
 namespace attnrt {
 
-class Communicator {
+class ATTNRT_API Communicator {
  public:
   virtual ~Communicator() = default;
 
@@ -28,7 +30,7 @@ class Communicator {
 };
 
 // The world of one rank: every collective is the identity.
-class SingleProcessCommunicator final : public Communicator {
+class ATTNRT_API SingleProcessCommunicator final : public Communicator {
  public:
   int rank() const override { return 0; }
   int world() const override { return 1; }
@@ -38,16 +40,18 @@ class SingleProcessCommunicator final : public Communicator {
 };
 
 // Root's values on every rank (the length travels first).
-void broadcast_values(Communicator& communicator, std::vector<std::int64_t>& values, int root);
-void broadcast_string(Communicator& communicator, std::string& text, int root);
+ATTNRT_API void broadcast_values(Communicator& communicator, std::vector<std::int64_t>& values,
+                                 int root);
+ATTNRT_API void broadcast_string(Communicator& communicator, std::string& text, int root);
 // Every rank's text, by rank.
-std::vector<std::string> all_gather_strings(Communicator& communicator, const std::string& text);
-std::vector<double> all_gather_values(Communicator& communicator, double value);
+ATTNRT_API std::vector<std::string> all_gather_strings(Communicator& communicator,
+                                                       const std::string& text);
+ATTNRT_API std::vector<double> all_gather_values(Communicator& communicator, double value);
 
 // A start-up gate: each rank passes what went wrong on it (empty: nothing). When any rank
 // failed, every rank throws Error with one line: a failed rank its own message, the others
 // "rank R failed <stage>: <its message>" for the first rank that failed.
-void check_every_rank(Communicator& communicator, const std::string& failure,
-                      const std::string& stage);
+ATTNRT_API void check_every_rank(Communicator& communicator, const std::string& failure,
+                                 const std::string& stage);
 
 }  // namespace attnrt

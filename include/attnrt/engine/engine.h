@@ -16,6 +16,7 @@
 
 #include "attnrt/attention/backend_registry.h"
 #include "attnrt/backends/cpu_flash/cpu_flash_backend.h"
+#include "attnrt/core/export.h"
 #include "attnrt/engine/communicator.h"
 #include "attnrt/engine/engine_stats.h"
 #include "attnrt/engine/scheduler.h"
@@ -30,11 +31,8 @@
 
 namespace attnrt {
 
-// The engine's private parts (src/engine/): the CUDA-graph emulation and the layer work model.
+// The CUDA-graph emulation (src/engine/captured_graphs.h), which captured_graphs() returns.
 class CapturedGraphs;
-class LayerGroupIndex;
-class LayerWorkModel;
-class StepBroadcast;
 
 struct EngineOptions {
   std::uint64_t seed = 0;  // names the model's weights
@@ -66,7 +64,7 @@ struct RequestRecord {
   bool aborted = false;  // cancelled by abort_request; `output` holds what it generated until then
 };
 
-class Engine {
+class ATTNRT_API Engine {
  public:
   // Throws Error for what cannot run: speculative tokens, a plan-only backend profile, a mode
   // with FULL graphs of prefill batches together with fast-prefill layers, anything the planner,
@@ -87,88 +85,39 @@ class Engine {
   bool step();
   // Steps until every request finished, calling `on_step` after each step.
   void run(const std::function<void(const Engine&)>& on_step = {});
-  bool has_unfinished_requests() const { return scheduler_.has_unfinished_requests(); }
+  bool has_unfinished_requests() const;
 
-  std::span<const RequestRecord> requests() const { return records_; }
-  int num_finished() const { return num_finished_; }
-  int num_aborted() const { return num_aborted_; }
-  const EngineStats& stats() const { return stats_; }
+  std::span<const RequestRecord> requests() const;
+  int num_finished() const;
+  int num_aborted() const;
+  const EngineStats& stats() const;
   int num_kv_blocks_in_use() const;
   int num_kv_blocks() const;  // usable manager blocks (the null block excluded)
 
-  const EngineConfig& config() const { return config_; }  // with the options' overrides
-  Communicator& communicator() const { return *communicator_; }
-  int rank() const { return communicator_->rank(); }
+  const EngineConfig& config() const;  // with the options' overrides
+  Communicator& communicator() const;
+  int rank() const;
   // The KV blocks every rank uses (the smallest of the ranks' plans; the null block included).
-  std::int64_t agreed_kv_blocks() const { return agreed_kv_blocks_; }
-  const AttentionPlan& plan() const { return plan_; }
-  const CudaGraphManager& graph_manager() const { return graphs_; }
+  std::int64_t agreed_kv_blocks() const;
+  const AttentionPlan& plan() const;
+  const CudaGraphManager& graph_manager() const;
   std::size_t num_captured_graphs() const;
   // The captured graphs themselves (an internal type: src/engine/captured_graphs.h).
-  const CapturedGraphs& captured_graphs() const { return *captured_; }
-  const TinyTransformer& model() const { return model_; }
-  const KVCacheAllocation& kv_cache() const { return kv_cache_; }
-  const BatchExecutionDescriptor& last_descriptor() const { return descriptor_; }
+  const CapturedGraphs& captured_graphs() const;
+  const TinyTransformer& model() const;
+  const KVCacheAllocation& kv_cache() const;
+  const BatchExecutionDescriptor& last_descriptor() const;
   // Read-only views of the step state, for consistency checks (the soak test): the requests and
   // their blocks, the block-table rows and slot mappings, and the last step's batch layout.
-  const Scheduler& scheduler() const { return scheduler_; }
-  const BlockTables& block_tables() const { return block_tables_; }
-  const InputBatch& input_batch() const { return batch_; }
+  const Scheduler& scheduler() const;
+  const BlockTables& block_tables() const;
+  const InputBatch& input_batch() const;
 
  private:
-  // Start-up (engine_capture.cc): FULL graphs built at their padded sizes, then mark_captured.
-  void capture_graphs();
-  void lay_out_capture_batch(const BatchExecutionDescriptor& descriptor);
-
-  // One step (engine_step.cc).
-  const SchedulerOutput* next_step_output();
-  void apply_scheduler_output(const SchedulerOutput& output);
-  void lay_out_batch(const SchedulerOutput& output);
-  void map_slots(std::span<const std::uint8_t> is_padding);
-  std::span<const AttentionMetadata* const> build_eager_metadata(
-      const FastPrefillBatchMetadata* fast_prefill);
-  void run_model(std::span<const AttentionMetadata* const> metadata,
-                 const std::optional<FastPrefillBatchMetadata>& fast_prefill);
-  void sample(const SchedulerOutput& output);
-  void count_step(const SchedulerOutput& output, double step_seconds);
-  void count_fast_prefill(const FastPrefillBatchMetadata& fast_prefill, double forward_seconds);
-
-  EngineConfig config_;
-  EngineOptions options_;
-  SingleProcessCommunicator single_process_;
-  Communicator* communicator_;
-  BackendRegistry registry_;
-  AttentionPlan plan_;
-  std::int64_t agreed_kv_blocks_;  // before the model: ranks that disagree stop before building
-  // Before the KV cache: the model refuses a config its weights or step buffers cannot hold
-  // before gigabytes of cache are allocated and zeroed.
-  TinyTransformer model_;
-  KVCacheAllocation kv_cache_;
-  BlockTables block_tables_;
-  InputBatch batch_;
-  CudaGraphManager graphs_;
-  std::optional<FastPrefillHelper> fast_prefill_;
-  AttentionMetadataByLayer metadata_;
-  std::unique_ptr<const LayerGroupIndex> layer_groups_;
-  std::unique_ptr<CapturedGraphs> captured_;
-  std::unique_ptr<const LayerWorkModel> work_;
-  Scheduler scheduler_;
-  std::unique_ptr<StepBroadcast> step_broadcast_;  // world > 1
-
-  // Persistent step buffers, sized at start-up.
-  std::vector<ScheduledRequest> scheduled_;  // the batch's requests, as InputBatch takes them
-  std::vector<std::int32_t> token_ids_;      // [max_num_batched_tokens]
-  std::vector<std::uint8_t> all_padding_;    // capture: every row is padding (no slot written)
-  std::vector<const AttentionMetadata*> eager_metadata_;  // per layer
-  std::vector<std::int64_t> fast_prefill_positions_;      // positions of the fast-prefill rows
-  std::vector<std::int32_t> sampled_;                     // per scheduled request
-  BatchExecutionDescriptor descriptor_;
-  double forward_seconds_ = 0;  // of the current step
-
-  std::vector<RequestRecord> records_;  // by request id
-  int num_finished_ = 0;
-  int num_aborted_ = 0;
-  EngineStats stats_;
+  // The plan, KV cache, runner state, model, scheduler and step buffers
+  // (src/engine/engine_impl.h); the builders and the model keep references into it.
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace attnrt

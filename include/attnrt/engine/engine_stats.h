@@ -7,10 +7,11 @@
 #include <cstdint>
 
 #include "attnrt/config/cudagraph_mode.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
-struct EngineStats {
+struct ATTNRT_API EngineStats {
   std::int64_t steps = 0;
   std::array<std::int64_t, 3> steps_by_mode{};  // indexed by runtime_mode_index
   std::int64_t prefill_tokens = 0;              // tokens of prefill chunks (recomputation included)

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "attnrt/core/export.h"
 #include "attnrt/engine/block_pool.h"
 #include "attnrt/engine/request.h"
 #include "attnrt/kv/kv_cache_config.h"
@@ -17,7 +18,7 @@
 
 namespace attnrt {
 
-class KVBlockManager {
+class ATTNRT_API KVBlockManager {
  public:
   // Throws Error on a cross-attention group (encoder inputs are not scheduled), a sliding window
   // below 1, a block size below 1 or a pool of fewer than 2 blocks.

@@ -11,13 +11,14 @@
 
 #include "attnrt/attention/attention_backend.h"
 #include "attnrt/core/dtype.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
 // A [rows, cols] row-major matrix of f32 or bf16 values (bf16 kept as its 16 bits and widened
 // on use). A projection y = x·W keeps W as [input features, output features], so the inner loop
 // of a matmul runs over contiguous output entries.
-class WeightMatrix {
+class ATTNRT_API WeightMatrix {
  public:
   WeightMatrix() = default;
   // Zero-filled. Throws Error unless `dtype` is f32 or bf16.
@@ -62,23 +63,23 @@ struct RowsView {
 // w.rows() entries, out rows w.cols(). Each entry sums over the input features in ascending
 // order, so results do not depend on the SIMD width, the tiling or `num_threads` (OpenMP
 // threads for large products; each entry is computed by one thread).
-void matmul(RowsView x, const WeightMatrix& w, RowsView out, bool accumulate = false,
-            int num_threads = 1);
+ATTNRT_API void matmul(RowsView x, const WeightMatrix& w, RowsView out, bool accumulate = false,
+                       int num_threads = 1);
 
 // out[r, :] = x[r, :] / sqrt(mean(x[r, :]²) + eps) * gain, rows of gain.size() entries; out may
 // be x.
-void rms_norm(RowsView x, std::span<const float> gain, float eps, RowsView out);
+ATTNRT_API void rms_norm(RowsView x, std::span<const float> gain, float eps, RowsView out);
 
 // Rotary position embedding (NeoX "rotate half") on entries [first, first + dim) of every head
 // of every row: pair (i, i + dim/2) of row r turns by positions[r] · theta^(-2i/dim). An odd dim
 // leaves its last entry alone.
-void apply_rotary(const ActivationView& rows, std::span<const std::int64_t> positions, int first,
-                  int dim, double theta);
+ATTNRT_API void apply_rotary(const ActivationView& rows, std::span<const std::int64_t> positions,
+                             int first, int dim, double theta);
 
 // out[r, i] = silu(gate_up[r, i]) * gate_up[r, intermediate + i].
-void swiglu(RowsView gate_up, int intermediate, RowsView out);
+ATTNRT_API void swiglu(RowsView gate_up, int intermediate, RowsView out);
 
 // The index of the largest logit; the lowest index on ties.
-int greedy_token(std::span<const float> logits);
+ATTNRT_API int greedy_token(std::span<const float> logits);
 
 }  // namespace attnrt

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attnrt/core/export.h"
 #include "attnrt/engine/block_pool.h"
 
 namespace attnrt {
@@ -18,9 +19,9 @@ using RequestId = std::int64_t;
 // waits to recompute them; finished: done, blocks and slot returned.
 enum class RequestStatus { waiting, running, preempted, finished };
 
-std::string_view request_status_name(RequestStatus status);  // "waiting", "running", ...
+ATTNRT_API std::string_view request_status_name(RequestStatus status);  // "waiting", "running", ...
 
-struct Request {
+struct ATTNRT_API Request {
   RequestId id = 0;
   std::vector<std::int32_t> token_ids;  // the prompt, then the generated tokens
   int num_prompt_tokens = 0;

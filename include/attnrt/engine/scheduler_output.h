@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "attnrt/core/export.h"
 #include "attnrt/engine/block_pool.h"
 #include "attnrt/engine/request.h"
 
@@ -28,7 +29,7 @@ struct ReleasedRequest {
   int slot = -1;  // the block-table row it held
 };
 
-class SchedulerOutput {
+class ATTNRT_API SchedulerOutput {
  public:
   SchedulerOutput() = default;
   SchedulerOutput(const SchedulerOutput&) = delete;  // its spans point into its own storage

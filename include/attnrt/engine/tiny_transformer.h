@@ -12,6 +12,7 @@
 // projections' partial sums are all-reduced, so every rank keeps the whole residual stream.
 
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <span>
 #include <string>
@@ -20,6 +21,7 @@
 #include "attnrt/attention/attention_metadata_builder.h"
 #include "attnrt/attention/forward_context.h"
 #include "attnrt/config/engine_config.h"
+#include "attnrt/core/export.h"
 #include "attnrt/engine/communicator.h"
 #include "attnrt/engine/model_math.h"
 
@@ -81,7 +83,7 @@ struct AttentionOperands {
   ActivationView output;
 };
 
-class TinyTransformer {
+class ATTNRT_API TinyTransformer {
  public:
   // Per-layer weights of one decoder block.
   struct BlockWeights {
@@ -105,39 +107,43 @@ class TinyTransformer {
                   const TinyTransformerOptions& options);
   TinyTransformer(const EngineConfig& config, const ForwardContext& forward_context,
                   std::uint64_t seed, DType weight_dtype = DType::f32);
+  // A copy has its own weights and buffers (and the same config and forward context).
+  TinyTransformer(const TinyTransformer& other);
+  TinyTransformer& operator=(const TinyTransformer& other);
+  TinyTransformer(TinyTransformer&& other) noexcept;
+  TinyTransformer& operator=(TinyTransformer&& other) noexcept;
+  ~TinyTransformer();
 
   // Runs one step and leaves the logits of step.logits_indices in logits(). Checks every input
   // first and throws Error naming the culprit; allocates nothing.
   void forward(const ModelStep& step);
   // [num_logits, vocab_size] of the last forward.
-  std::span<const float> logits() const { return {logits_.data(), num_logits_ * vocab_size()}; }
-  std::span<const float> logits_row(int i) const {
-    return logits().subspan(static_cast<std::size_t>(i) * vocab_size(), vocab_size());
-  }
-  int num_logits() const { return static_cast<int>(num_logits_); }
+  std::span<const float> logits() const;
+  std::span<const float> logits_row(int i) const;
+  int num_logits() const;
 
-  const EngineConfig& config() const { return *config_; }
-  const ForwardContext& forward_context() const { return *forward_context_; }
-  const TinyTransformerOptions& options() const { return options_; }
-  int hidden_size() const { return hidden_size_; }
-  int vocab_size() const { return vocab_size_; }
+  const EngineConfig& config() const;
+  const ForwardContext& forward_context() const;
+  const TinyTransformerOptions& options() const;
+  int hidden_size() const;
+  int vocab_size() const;
   // The MLP's intermediate width on this rank: kMlpExpansion x hidden / world.
-  int intermediate_size() const { return kMlpExpansion * hidden_size_ / world_; }
-  int rank() const { return rank_; }
-  int world() const { return world_; }
-  int num_layers() const { return static_cast<int>(layers_.size()); }
-  int max_num_tokens() const { return max_num_tokens_; }
-  int max_num_logits() const { return max_num_logits_; }  // max_num_seqs x (1 + drafts)
+  int intermediate_size() const;
+  int rank() const;
+  int world() const;
+  int num_layers() const;
+  int max_num_tokens() const;
+  int max_num_logits() const;  // max_num_seqs x (1 + drafts)
   std::uint64_t weight_bytes() const;
   // Layers [first_fast_prefill_layer(), num_layers()) take the fast-prefill path.
-  int first_fast_prefill_layer() const { return first_fast_prefill_layer_; }
+  int first_fast_prefill_layer() const;
 
   // Decoder stages, shared by forward() and the dense reference so that the two differ only in
   // how attention reads K/V.
-  const AttentionShape& attention_shape(int layer) const { return layers_[layer].shape; }
-  bool owns_kv(int layer) const { return layers_[layer].kv_source == layer; }
-  int kv_source_layer(int layer) const { return layers_[layer].kv_source; }  // itself or target
-  const BlockWeights& block_weights(int layer) const { return layers_[layer].weights; }
+  const AttentionShape& attention_shape(int layer) const;
+  bool owns_kv(int layer) const;
+  int kv_source_layer(int layer) const;  // itself or its KV-sharing target
+  const BlockWeights& block_weights(int layer) const;
   DecoderActivations make_activations(int capacity) const;
   AttentionOperands attention_operands(int layer, DecoderActivations& acts, int rows) const;
   // Token embeddings of `token_ids` into hidden's rows.
@@ -151,64 +157,9 @@ class TinyTransformer {
   void lm_head(RowsView hidden, RowsView logits) const;
 
  private:
-  struct Layer {
-    AttentionShape shape;
-    int kv_source = 0;
-    int query_width = 0;
-    int key_width = 0;  // 0 for KV-sharing layers
-    int value_width = 0;
-    int output_width = 0;
-    int rotary_first = 0;  // entries of each head that RoPE turns
-    int rotary_dim = 0;
-    // The whole model's heads and this rank's first ones (tensor parallelism).
-    int model_num_heads = 0;
-    int model_num_kv_heads = 0;
-    int query_begin = 0;
-    int kv_begin = 0;
-    BlockWeights weights;
-  };
-
-  void check_layers() const;
-  void check_step_buffer_bytes() const;
-  void describe_layers();
-  void describe_rank_heads(Layer& layer, const AttentionLayer& attention) const;
-  void set_tensor_parallel();
-  // Sum of every rank's `partial` rows, added to hidden's rows (world 1: the matmul adds them).
-  void add_projection(RowsView x, const WeightMatrix& w, RowsView hidden,
-                      DecoderActivations& acts) const;
-  void set_fast_prefill_layers(const std::set<std::string>& names);
-  void generate_weights();
-  void generate_layer_weights(int layer);
-  void check_step(const ModelStep& step) const;
-  void check_layer_metadata(const ModelStep& step, int layer, int rows) const;
-  void run_layer(int layer, RowsView hidden, std::span<const std::int64_t> positions,
-                 const AttentionMetadata& metadata);
-  void run_fast_prefill_layers(const ModelStep& step);
-  void compute_logits(std::span<const std::int32_t> rows);
-
-  const EngineConfig* config_;
-  const ForwardContext* forward_context_;
-  TinyTransformerOptions options_;
-  int hidden_size_ = 0;
-  int vocab_size_ = 0;
-  int max_num_tokens_ = 0;
-  int max_num_logits_ = 0;
-  int first_fast_prefill_layer_ = 0;
-  int rank_ = 0;
-  int world_ = 1;
-  std::vector<Layer> layers_;
-  WeightMatrix embedding_;  // [vocab, hidden]
-  std::vector<float> final_norm_;
-  WeightMatrix lm_head_;  // [hidden, vocab]
-
-  // Persistent step buffers, sized at construction.
-  DecoderActivations acts_;
-  std::vector<float> hidden_;          // [max_num_tokens, hidden]
-  std::vector<float> reduced_hidden_;  // [max_num_tokens, hidden]: the gathered logits rows
-  std::vector<std::int64_t> reduced_positions_;
-  std::vector<float> logits_hidden_;  // [max_num_logits, hidden]
-  std::vector<float> logits_;         // [max_num_logits, vocab]
-  std::size_t num_logits_ = 0;
+  // Shapes, weights and step buffers (src/engine/tiny_transformer_impl.h).
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace attnrt

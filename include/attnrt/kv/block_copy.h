@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 
+#include "attnrt/core/export.h"
 #include "attnrt/kv/kv_cache_views.h"
 
 namespace attnrt {
@@ -16,6 +17,7 @@ struct BlockCopy {
 
 // Throws Error naming the block if an id is outside [0, num_blocks), before copying anything.
 // Views aliased by several layers (KV sharing) are copied once.
-void copy_kv_cache_blocks(const KVCacheAllocation& cache, std::span<const BlockCopy> copies);
+ATTNRT_API void copy_kv_cache_blocks(const KVCacheAllocation& cache,
+                                     std::span<const BlockCopy> copies);
 
 }  // namespace attnrt

@@ -8,11 +8,12 @@
 #include <optional>
 #include <string>
 
+#include "attnrt/core/export.h"
 #include "attnrt/kv/kv_cache_planner.h"
 
 namespace attnrt {
 
-struct HybridBlockSize {
+struct ATTNRT_API HybridBlockSize {
   int requested_block_size = 16;  // the configured block size
   int alignment = 16;             // max(smallest kernel block size, requested block size)
   int block_size = 16;            // the attention block size after alignment
@@ -30,15 +31,16 @@ struct HybridBlockSize {
 // The smallest multiple of `alignment` (itself at least `requested_block_size`) whose attention
 // page, `attention_bytes_per_token` per token, holds `state_page_bytes`; never below the request.
 // Throws Error for non-positive inputs or a block size beyond int.
-HybridBlockSize align_hybrid_block_size(int requested_block_size, int kernel_alignment,
-                                        std::int64_t attention_bytes_per_token,
-                                        std::int64_t state_page_bytes);
+ATTNRT_API HybridBlockSize align_hybrid_block_size(int requested_block_size, int kernel_alignment,
+                                                   std::int64_t attention_bytes_per_token,
+                                                   std::int64_t state_page_bytes);
 
 // Aligns the specs of a model that has both attention and state layers: A is the most bytes one
 // token of one attention layer takes, the state page the largest one; every attention spec gets
 // the aligned block size and every state spec that block size and a page padded to block × A.
 // Returns nullopt, changing nothing, unless both kinds own a cache. Throws Error (naming the
 // layer) when a spec cannot take the block size; `specs` is then unchanged.
-std::optional<HybridBlockSize> align_hybrid_kv_cache_specs(LayerSpecs& specs, int kernel_alignment);
+ATTNRT_API std::optional<HybridBlockSize> align_hybrid_kv_cache_specs(LayerSpecs& specs,
+                                                                      int kernel_alignment);
 
 }  // namespace attnrt

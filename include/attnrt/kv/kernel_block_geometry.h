@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <span>
 
+#include "attnrt/core/export.h"
+
 namespace attnrt {
 
-struct KernelBlockGeometry {
+struct ATTNRT_API KernelBlockGeometry {
   int manager_block_size = 16;
   int kernel_block_size = 16;
   int ratio = 1;                     // manager_block_size / kernel_block_size

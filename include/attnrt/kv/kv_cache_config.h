@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attnrt/config/kv_cache_layout.h"
+#include "attnrt/core/export.h"
 #include "attnrt/kv/kv_cache_spec.h"
 
 namespace attnrt {
@@ -30,7 +31,7 @@ struct KVCacheGroupSpec {
   KVCacheSpec kv_cache_spec;
 };
 
-struct KVCacheConfig {
+struct ATTNRT_API KVCacheConfig {
   std::int64_t num_blocks = 0;
   std::vector<KVCacheTensor> kv_cache_tensors;  // one per group with layers, in group order
   std::vector<KVCacheGroupSpec> kv_cache_groups;
@@ -48,7 +49,7 @@ struct KVCacheConfig {
 // Layer name → id of the first group holding it, built once so that looking up every layer of a
 // 100 000-layer plan stays linear. It views the groups' names without copying them: use it only
 // while `groups` lives and its layer names do not change.
-class KVCacheGroupIndex {
+class ATTNRT_API KVCacheGroupIndex {
  public:
   explicit KVCacheGroupIndex(std::span<const KVCacheGroupSpec> groups);
 

@@ -14,6 +14,7 @@
 
 #include "attnrt/config/engine_config.h"
 #include "attnrt/core/dtype.h"
+#include "attnrt/core/export.h"
 #include "attnrt/kv/state_shapes.h"
 
 namespace attnrt {
@@ -22,7 +23,7 @@ namespace attnrt {
 // (attention_type_name). KVSpecKind names it where the code speaks of specs, as vLLM's does.
 using KVSpecKind = AttentionType;
 
-struct KVCacheSpec {
+struct ATTNRT_API KVCacheSpec {
   KVSpecKind kind = KVSpecKind::full;
   int block_size = 16;  // tokens per manager block
   int num_kv_heads = 1;
@@ -78,7 +79,7 @@ struct KVCacheSpec {
 };
 
 // Hashes every field ==, so that layers can be bucketed by spec in one pass.
-struct KVCacheSpecHash {
+struct ATTNRT_API KVCacheSpecHash {
   std::size_t operator()(const KVCacheSpec& spec) const;
 };
 

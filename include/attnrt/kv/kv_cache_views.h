@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "attnrt/core/device.h"
+#include "attnrt/core/export.h"
 #include "attnrt/core/tensor.h"
 #include "attnrt/kv/kernel_block_geometry.h"
 #include "attnrt/kv/kv_cache_config.h"
@@ -26,7 +27,7 @@ namespace attnrt {
 // kernel block size the B axis counts kernel blocks and N kernel states. `fixed` pins any of the
 // five strides (a fixed stride propagates outward). Throws Error for a padded page whose tail
 // cannot be padded in this layout.
-std::array<std::int64_t, 5> compute_layout_strides(
+ATTNRT_API std::array<std::int64_t, 5> compute_layout_strides(
     const KVCacheSpec& spec, std::int64_t num_blocks, int num_layers, KVCacheLayout layout,
     std::optional<int> kernel_block_size = std::nullopt,
     std::array<std::optional<std::int64_t>, 5> fixed = {});
@@ -35,8 +36,10 @@ std::array<std::int64_t, 5> compute_layout_strides(
 // manager page cannot be cut into kernel pages: the kernel size does not divide the block size, a
 // head axis lies outside the page (LHBNC/BHLNC with several heads), or the page is not on the
 // kernel-page grid.
-KernelBlockGeometry get_kernel_block_geometry(const KVCacheSpec& spec, const KVCacheTensor& tensor,
-                                              KVCacheLayout layout, int kernel_block_size);
+ATTNRT_API KernelBlockGeometry get_kernel_block_geometry(const KVCacheSpec& spec,
+                                                         const KVCacheTensor& tensor,
+                                                         KVCacheLayout layout,
+                                                         int kernel_block_size);
 
 struct LayerViewGeometry {
   std::string layer;
@@ -53,8 +56,8 @@ struct LayerViewGeometry {
 // One entry per layer that owns a cache, in group order then L order. A state layer's view is its
 // page as int8 [blocks, 1, 1, page bytes], with its state tensors' views in `states`.
 // `kernel_block_sizes` has one entry per group (empty: no splitting).
-std::vector<LayerViewGeometry> plan_kv_cache_views(const KVCacheConfig& kv_cache_config,
-                                                   std::span<const int> kernel_block_sizes = {});
+ATTNRT_API std::vector<LayerViewGeometry> plan_kv_cache_views(
+    const KVCacheConfig& kv_cache_config, std::span<const int> kernel_block_sizes = {});
 
 // An allocated KV cache: the backing buffer and every owning layer's view.
 struct KVCacheAllocation {
@@ -66,7 +69,7 @@ struct KVCacheAllocation {
 
 // Allocates the zeroed backing (rounded up to 4 KiB) and creates every view. Throws before
 // allocating if the views cannot be made.
-KVCacheAllocation allocate_kv_cache(const KVCacheConfig& kv_cache_config, Device device,
-                                    std::span<const int> kernel_block_sizes = {});
+ATTNRT_API KVCacheAllocation allocate_kv_cache(const KVCacheConfig& kv_cache_config, Device device,
+                                               std::span<const int> kernel_block_sizes = {});
 
 }  // namespace attnrt

@@ -6,16 +6,18 @@
 
 #include <cstdint>
 
+#include "attnrt/core/export.h"
+
 namespace attnrt {
 
 enum class StateCacheMode { none, align };
 
 // Blocks one request needs in a state group: 1 + drafts ("none") or 2 + drafts ("align").
 // Throws Error for a negative draft count.
-std::int64_t state_blocks_per_request(StateCacheMode mode, int num_speculative_tokens);
+ATTNRT_API std::int64_t state_blocks_per_request(StateCacheMode mode, int num_speculative_tokens);
 
 // With FULL CUDA graphs every decode request needs its state block at capture: throws vLLM's
 // error when max_num_seqs exceeds the blocks of the pool.
-void check_max_num_seqs_fits_state_blocks(int max_num_seqs, std::int64_t num_blocks);
+ATTNRT_API void check_max_num_seqs_fits_state_blocks(int max_num_seqs, std::int64_t num_blocks);
 
 }  // namespace attnrt

@@ -11,10 +11,11 @@
 
 #include "attnrt/config/state_layer.h"
 #include "attnrt/core/dtype.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
-struct StateTensor {
+struct ATTNRT_API StateTensor {
   std::vector<std::int64_t> shape;
   DType dtype = DType::bf16;
 
@@ -25,24 +26,26 @@ struct StateTensor {
 };
 
 // Bytes of one state block: Σ prod(shape) × dtype size, unpadded (vLLM's MambaSpec page).
-std::int64_t state_page_bytes(std::span<const StateTensor> states);
+ATTNRT_API std::int64_t state_page_bytes(std::span<const StateTensor> states);
 
 // Each mixer's tensors (config/state_layer.h gives their shapes).
-std::vector<StateTensor> mamba1_state(const Mamba1Dims& dims, int tp, StateDtypes dtypes);
+ATTNRT_API std::vector<StateTensor> mamba1_state(const Mamba1Dims& dims, int tp,
+                                                 StateDtypes dtypes);
 
-std::vector<StateTensor> mamba2_state(const Mamba2Dims& dims, int tp, int num_speculative_tokens,
-                                      StateDtypes dtypes);
+ATTNRT_API std::vector<StateTensor> mamba2_state(const Mamba2Dims& dims, int tp,
+                                                 int num_speculative_tokens, StateDtypes dtypes);
 
-std::vector<StateTensor> gated_delta_net_state(const GatedDeltaNetDims& dims, int tp,
-                                               int num_speculative_tokens, StateDtypes dtypes);
+ATTNRT_API std::vector<StateTensor> gated_delta_net_state(const GatedDeltaNetDims& dims, int tp,
+                                                          int num_speculative_tokens,
+                                                          StateDtypes dtypes);
 
-std::vector<StateTensor> short_conv_state(std::int64_t intermediate_size, int conv_kernel, int tp,
-                                          DType dtype);
+ATTNRT_API std::vector<StateTensor> short_conv_state(std::int64_t intermediate_size,
+                                                     int conv_kernel, int tp, DType dtype);
 
 // The state tensors of one layer of `state` on one of `tp` ranks, with `num_speculative_tokens`
 // draft rows in the conv states that keep them (Mamba-2, Gated DeltaNet). Throws Error naming the
 // dimension that is not positive or does not divide among the ranks.
-std::vector<StateTensor> state_tensors(const StateLayerConfig& state, int tp,
-                                       int num_speculative_tokens);
+ATTNRT_API std::vector<StateTensor> state_tensors(const StateLayerConfig& state, int tp,
+                                                  int num_speculative_tokens);
 
 }  // namespace attnrt

@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "attnrt/core/export.h"
 #include "attnrt/core/tensor.h"
 #include "attnrt/kv/state_shapes.h"
 
@@ -22,13 +23,14 @@ struct StateViewGeometry {
 
 // The views of `states` over `num_blocks` pages of `block_stride_bytes`, the first starting at
 // `page_offset`. Throws Error when a state does not start on a whole element of its dtype.
-std::vector<StateViewGeometry> plan_state_views(std::span<const StateTensor> states,
-                                                std::int64_t num_blocks, std::int64_t page_offset,
-                                                std::int64_t block_stride_bytes);
+ATTNRT_API std::vector<StateViewGeometry> plan_state_views(std::span<const StateTensor> states,
+                                                           std::int64_t num_blocks,
+                                                           std::int64_t page_offset,
+                                                           std::int64_t block_stride_bytes);
 
 // The typed tensors of a bound page view (int8 [blocks, 1, 1, page bytes]), aliasing its bytes.
 // Throws Error when the view is not a page view that holds `states`.
-std::vector<Tensor> split_state_page_view(const Tensor& page_view,
-                                          std::span<const StateTensor> states);
+ATTNRT_API std::vector<Tensor> split_state_page_view(const Tensor& page_view,
+                                                     std::span<const StateTensor> states);
 
 }  // namespace attnrt

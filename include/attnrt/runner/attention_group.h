@@ -15,12 +15,13 @@
 #include "attnrt/attention/attention_metadata_builder.h"
 #include "attnrt/config/engine_config.h"
 #include "attnrt/core/device.h"
+#include "attnrt/core/export.h"
 #include "attnrt/kv/kernel_block_geometry.h"
 #include "attnrt/kv/kv_cache_spec.h"
 
 namespace attnrt {
 
-struct AttentionGroup {
+struct ATTNRT_API AttentionGroup {
   AttentionGroup(std::shared_ptr<const AttentionBackend> backend,
                  std::vector<std::string> layer_names, KVCacheSpec kv_cache_spec,
                  int kv_cache_group_id, int num_heads_q = 0);

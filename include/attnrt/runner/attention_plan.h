@@ -9,6 +9,7 @@
 #include <string>
 
 #include "attnrt/attention/backend_registry.h"
+#include "attnrt/core/export.h"
 #include "attnrt/runner/attn_utils.h"
 #include "attnrt/runner/capture_sizes.h"
 #include "attnrt/runner/cudagraph_resolution.h"
@@ -36,7 +37,7 @@ struct AttentionPlan {
 // Plans `config` with the backends of `registry` (built-in, GPU profiles, config profiles).
 // Throws Error for anything the config cannot run with (unknown backend, no common kernel block
 // size, a FULL mode with a NEVER backend, ...).
-AttentionPlan plan_attention(const EngineConfig& config, const BackendRegistry& registry,
-                             Device device = Device::cpu());
+ATTNRT_API AttentionPlan plan_attention(const EngineConfig& config, const BackendRegistry& registry,
+                                        Device device = Device::cpu());
 
 }  // namespace attnrt

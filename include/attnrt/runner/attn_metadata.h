@@ -12,6 +12,7 @@
 
 #include "attnrt/attention/attention_metadata_builder.h"
 #include "attnrt/attention/common_attention_metadata.h"
+#include "attnrt/core/export.h"
 #include "attnrt/runner/attention_group.h"
 #include "attnrt/runner/block_tables.h"
 #include "attnrt/runner/fast_prefill_helper.h"
@@ -43,12 +44,12 @@ struct AttentionMetadataInputs {
 
 // The inputs of a padded InputBatch and the BlockTables gathered and mapped for it (host arrays
 // serve as both the device and the host copies).
-AttentionMetadataInputs make_attention_metadata_inputs(const InputBatch& batch,
-                                                       const BlockTables& block_tables,
-                                                       Device device = Device::cpu());
+ATTNRT_API AttentionMetadataInputs make_attention_metadata_inputs(const InputBatch& batch,
+                                                                  const BlockTables& block_tables,
+                                                                  Device device = Device::cpu());
 
 // The metadata of one step, by layer. Built for one set of attention groups; refilled each step.
-class AttentionMetadataByLayer {
+class ATTNRT_API AttentionMetadataByLayer {
  public:
   explicit AttentionMetadataByLayer(std::span<const std::vector<AttentionGroup>> attn_groups);
 
@@ -60,9 +61,9 @@ class AttentionMetadataByLayer {
   int num_kv_cache_groups() const { return static_cast<int>(common_.size()); }
 
  private:
-  friend void build_attn_metadata(std::span<std::vector<AttentionGroup>> attn_groups,
-                                  const AttentionMetadataInputs& inputs,
-                                  AttentionMetadataByLayer& out);
+  friend ATTNRT_API void build_attn_metadata(std::span<std::vector<AttentionGroup>> attn_groups,
+                                             const AttentionMetadataInputs& inputs,
+                                             AttentionMetadataByLayer& out);
 
   std::vector<CommonAttentionMetadata> common_;               // per KV cache group
   std::vector<int> first_attention_group_;                    // per KV cache group, + end
@@ -73,7 +74,8 @@ class AttentionMetadataByLayer {
 // Builds `out` for this step with builder `inputs.ubatch_idx` of every attention group. Throws
 // Error when the inputs do not cover the groups (too few block tables, slot mappings or entries
 // for num_reqs / num_tokens) or `out` was made for other attention groups.
-void build_attn_metadata(std::span<std::vector<AttentionGroup>> attn_groups,
-                         const AttentionMetadataInputs& inputs, AttentionMetadataByLayer& out);
+ATTNRT_API void build_attn_metadata(std::span<std::vector<AttentionGroup>> attn_groups,
+                                    const AttentionMetadataInputs& inputs,
+                                    AttentionMetadataByLayer& out);
 
 }  // namespace attnrt

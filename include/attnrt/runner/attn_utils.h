@@ -13,6 +13,7 @@
 #include "attnrt/config/cg_support.h"
 #include "attnrt/config/engine_config.h"
 #include "attnrt/core/device.h"
+#include "attnrt/core/export.h"
 #include "attnrt/core/tensor.h"
 #include "attnrt/kv/kv_cache_config.h"
 #include "attnrt/runner/attention_group.h"
@@ -21,7 +22,7 @@ namespace attnrt {
 
 // The weakest CUDA-graph support of the attention groups, and the backend that limits it
 // (SEMANTICS §7.1).
-struct AttentionCGSupportInfo {
+struct ATTNRT_API AttentionCGSupportInfo {
   AttentionCGSupport min_cg_support = AttentionCGSupport::ALWAYS;
   std::optional<std::string> min_cg_attn_backend;
 
@@ -34,13 +35,13 @@ struct AttentionCGSupportInfo {
 
 // The weakest support reported by builder 0 of every attention group (first weakest wins), over
 // the groups sharing a name with `checked_layer_names` when given (SEMANTICS §7.2).
-AttentionCGSupportInfo get_attn_cg_support(
+ATTNRT_API AttentionCGSupportInfo get_attn_cg_support(
     std::span<const std::vector<AttentionGroup>> attn_groups, const EngineConfig& config,
     const std::set<std::string>* checked_layer_names = nullptr);
 
 // The name of the first backend (of the checked groups) that needs the CPU query lengths to equal
 // the device ones, which adaptive verification breaks; nullopt if none (SEMANTICS §7.3).
-std::optional<std::string> get_query_lens_mismatch_unsupported_backend(
+ATTNRT_API std::optional<std::string> get_query_lens_mismatch_unsupported_backend(
     std::span<const std::vector<AttentionGroup>> attn_groups,
     const std::set<std::string>* checked_layer_names = nullptr);
 
@@ -54,13 +55,13 @@ struct VarlenUnsupportedBackend {
 // The first backend whose FULL graphs cannot replay decode batches of 1 to `max_query_len` tokens
 // per request, with its bound (SEMANTICS §7.4): ALWAYS builders pass, NEVER builders fail with no
 // bound, others need a bound of at least `max_query_len`. nullopt if every checked group passes.
-std::optional<VarlenUnsupportedBackend> get_varlen_cudagraph_unsupported_backend(
+ATTNRT_API std::optional<VarlenUnsupportedBackend> get_varlen_cudagraph_unsupported_backend(
     std::span<const std::vector<AttentionGroup>> attn_groups, const EngineConfig& config,
     int max_query_len, const std::set<std::string>* checked_layer_names = nullptr);
 
 // The trailing run of KV-sharing layers in execution order, skipping `draft_layer_names`; empty
 // when `config.cache.kv_sharing_fast_prefill` is off (SEMANTICS §7.6).
-std::set<std::string> get_kv_sharing_fast_prefill_eligible_layers(
+ATTNRT_API std::set<std::string> get_kv_sharing_fast_prefill_eligible_layers(
     const EngineConfig& config, const ForwardContext& forward_context,
     const std::set<std::string>* draft_layer_names = nullptr);
 
@@ -94,17 +95,20 @@ struct InitAttnBackendOptions {
 //   `options.batch_invariant`, checked before any builder exists.
 // Backends come from each layer's get_attn_backend(). The builders keep no reference to
 // `config`.
-InitAttnBackendResult init_attn_backend(KVCacheConfig& kv_cache_config, const EngineConfig& config,
-                                        const ForwardContext& forward_context, Device device,
-                                        const InitAttnBackendOptions& options = {});
+ATTNRT_API InitAttnBackendResult init_attn_backend(KVCacheConfig& kv_cache_config,
+                                                   const EngineConfig& config,
+                                                   const ForwardContext& forward_context,
+                                                   Device device,
+                                                   const InitAttnBackendOptions& options = {});
 
 // Binds per-layer KV cache views to the attention layers (SEMANTICS §0): every KV-sharing layer's
 // entry becomes its target's view, then each layer of the forward context with an entry is bound
 // in execution order. Entries for names outside the context stay in the map, unbound. When
 // `attn_groups` is given, every layer they name must end up bound. Validates everything before
 // changing anything: on error neither the map nor any layer is modified.
-void bind_kv_caches(std::map<std::string, Tensor>& kv_caches, ForwardContext& forward_context,
-                    const KVCacheConfig& kv_cache_config, const EngineConfig& config,
-                    std::span<const std::vector<AttentionGroup>> attn_groups = {});
+ATTNRT_API void bind_kv_caches(std::map<std::string, Tensor>& kv_caches,
+                               ForwardContext& forward_context,
+                               const KVCacheConfig& kv_cache_config, const EngineConfig& config,
+                               std::span<const std::vector<AttentionGroup>> attn_groups = {});
 
 }  // namespace attnrt

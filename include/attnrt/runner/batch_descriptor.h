@@ -10,10 +10,11 @@
 #include <string>
 
 #include "attnrt/config/cudagraph_mode.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
-struct BatchExecutionDescriptor {
+struct ATTNRT_API BatchExecutionDescriptor {
   CUDAGraphMode cg_mode;                   // NONE, PIECEWISE or FULL, never a pair
   int num_tokens = 0;                      // padded token count
   std::optional<int> num_reqs;             // padded request count; none: requests not padded
@@ -34,7 +35,7 @@ struct BatchExecutionDescriptor {
                          const BatchExecutionDescriptor&) = default;
 };
 
-std::ostream& operator<<(std::ostream& out, const BatchExecutionDescriptor& descriptor);
+ATTNRT_API std::ostream& operator<<(std::ostream& out, const BatchExecutionDescriptor& descriptor);
 
 // The shape of one step's batch, as the runner knows it before padding.
 struct RuntimeBatch {
@@ -47,19 +48,19 @@ struct RuntimeBatch {
 };
 
 // Whether a graph captured for `captured` can run `batch` once padded to the graph's sizes.
-bool is_compatible(const BatchExecutionDescriptor& captured, const RuntimeBatch& batch);
+ATTNRT_API bool is_compatible(const BatchExecutionDescriptor& captured, const RuntimeBatch& batch);
 
 // A batch is uniform when every request has the longest query length (and there is a request).
-bool is_uniform_query_len(int num_reqs, int num_tokens, int max_query_len);
+ATTNRT_API bool is_uniform_query_len(int num_reqs, int num_tokens, int max_query_len);
 
 // The per-request token count of a uniform decode batch, or none. A prefill chunk that happens to
 // look uniform is not a decode (has_prefill).
-std::optional<int> get_uniform_decode_token_count(int num_reqs, int num_tokens, int max_query_len,
-                                                  bool has_prefill);
+ATTNRT_API std::optional<int> get_uniform_decode_token_count(int num_reqs, int num_tokens,
+                                                             int max_query_len, bool has_prefill);
 
 }  // namespace attnrt
 
 template <>
-struct std::hash<attnrt::BatchExecutionDescriptor> {
+struct ATTNRT_API std::hash<attnrt::BatchExecutionDescriptor> {
   std::size_t operator()(const attnrt::BatchExecutionDescriptor& descriptor) const noexcept;
 };

@@ -6,11 +6,13 @@
 // nothing.
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "attnrt/attention/common_attention_metadata.h"
 #include "attnrt/config/engine_config.h"
+#include "attnrt/core/export.h"
 #include "attnrt/kv/kernel_block_geometry.h"
 #include "attnrt/kv/kv_cache_config.h"
 #include "attnrt/runner/attention_group.h"
@@ -22,23 +24,29 @@ struct BlockTableGroup {
   int max_num_blocks_per_req = 0;  // manager blocks one request may hold
 };
 
-class BlockTables {
+class ATTNRT_API BlockTables {
  public:
   // `num_blocks`: manager blocks of the KV cache; every appended id must be below it. Throws Error
   // on non-positive sizes or a kernel id that would not fit the int32 tables.
   BlockTables(std::vector<BlockTableGroup> groups, int max_num_reqs, int max_num_tokens,
               std::int64_t num_blocks);
+  // A copy owns its own tables, and its views point into them; moves keep the buffers.
+  BlockTables(const BlockTables& other);
+  BlockTables& operator=(const BlockTables& other);
+  BlockTables(BlockTables&& other) noexcept;
+  BlockTables& operator=(BlockTables&& other) noexcept;
+  ~BlockTables();
   // One group per KV cache group, with the geometry init_attn_backend gave its attention groups,
   // rows for the scheduler's max_num_seqs requests of max_model_len tokens (cross attention:
   // max_encoder_len) and slot mappings for max_num_batched_tokens tokens.
   static BlockTables from_config(const EngineConfig& config, const KVCacheConfig& kv_cache_config,
                                  std::span<const std::vector<AttentionGroup>> attn_groups);
 
-  int num_groups() const { return static_cast<int>(groups_.size()); }
-  int max_num_reqs() const { return max_num_reqs_; }
-  int max_num_tokens() const { return max_num_tokens_; }
-  const KernelBlockGeometry& geometry(int group) const { return groups_[group].geometry; }
-  int row_capacity(int group) const { return groups_[group].row_capacity; }  // kernel blocks
+  int num_groups() const;
+  int max_num_reqs() const;
+  int max_num_tokens() const;
+  const KernelBlockGeometry& geometry(int group) const;
+  int row_capacity(int group) const;  // kernel blocks
 
   // Appends the request's new manager block ids of every group (one span per group), expanded to
   // kernel ids, at column 0 when `overwrite` else after its current blocks. Checks every group
@@ -54,8 +62,8 @@ class BlockTables {
   // are zeroed (block 0 is a real block, so padding is never "0 = empty"). A row that held the
   // same request last step only receives the blocks appended since.
   void gather_block_tables(std::span<const std::int32_t> idx_mapping, int num_reqs_padded);
-  BlockTableView block_table(int group) const { return batch_views_[group]; }
-  std::span<const BlockTableView> block_tables() const { return batch_views_; }
+  BlockTableView block_table(int group) const;
+  std::span<const BlockTableView> block_tables() const;
 
   // Manager slots of every token of the batch: token t of batch request i (tokens
   // query_start_loc[i]..query_start_loc[i+1]) at positions[t] lands in the request's block
@@ -72,54 +80,14 @@ class BlockTables {
   // geometry is not the one these tables were built with.
   void translate_slot_mappings(std::span<const std::vector<AttentionGroup>> attn_groups);
   // [num_tokens_padded] of the last compute_slot_mappings; the whole buffer for inspection.
-  std::span<const std::int64_t> slot_mapping(int group) const { return slot_views_[group]; }
-  std::span<const std::span<const std::int64_t>> slot_mappings() const { return slot_views_; }
-  std::span<const std::int64_t> slot_mapping_buffer(int group) const {
-    return groups_[group].slot_mapping;
-  }
+  std::span<const std::int64_t> slot_mapping(int group) const;
+  std::span<const std::span<const std::int64_t>> slot_mappings() const;
+  std::span<const std::int64_t> slot_mapping_buffer(int group) const;
 
  private:
-  // What a batch row holds: the first `num_blocks` ids of `req_index` at `epoch`, or zeros.
-  struct GatheredRow {
-    static constexpr int kZeros = -1;
-    int req_index = kZeros;
-    std::uint32_t epoch = 0;
-    int num_blocks = 0;
-  };
-
-  struct Group {
-    KernelBlockGeometry geometry;
-    int row_capacity = 0;                    // kernel blocks per row
-    std::vector<std::int32_t> table;         // [max_num_reqs, row_capacity]
-    std::vector<std::int32_t> num_blocks;    // [max_num_reqs], kernel blocks per row
-    std::vector<std::int32_t> batch_table;   // [max_num_reqs, row_capacity], gathered
-    std::vector<GatheredRow> gathered;       // [max_num_reqs]
-    std::vector<std::int64_t> slot_mapping;  // [max_num_tokens]
-
-    std::int32_t* row_data(int req_index) {
-      return table.data() + static_cast<std::size_t>(req_index) * row_capacity;
-    }
-  };
-
-  void check_request_slot(int req_index, const char* action) const;
-  void gather_group(Group& group, std::span<const std::int32_t> idx_mapping,
-                    int num_reqs_padded) const;
-  void check_append(int req_index, std::span<const std::span<const std::int32_t>> block_ids,
-                    bool overwrite) const;
-  void compute_group_slots(Group& group, std::span<const std::int32_t> idx_mapping,
-                           std::span<const std::int32_t> query_start_loc,
-                           std::span<const std::int64_t> positions,
-                           std::span<const std::uint8_t> is_padding) const;
-
-  std::vector<Group> groups_;
-  int max_num_reqs_ = 0;
-  int max_num_tokens_ = 0;
-  std::int64_t num_manager_blocks_ = 0;
-  std::vector<std::uint32_t> epoch_;         // per request slot; bumped when its rows are rewritten
-  int num_real_tokens_ = 0;                  // of the last compute_slot_mappings
-  int slot_high_water_ = 0;                  // entries past it are PAD_SLOT_ID in every group
-  std::vector<BlockTableView> batch_views_;  // one per group
-  std::vector<std::span<const std::int64_t>> slot_views_;  // one per group
+  // The tables, batch buffers and views (src/runner/block_tables_impl.h).
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace attnrt

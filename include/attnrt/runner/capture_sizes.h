@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "attnrt/config/engine_config.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
@@ -19,15 +20,16 @@ struct CaptureSizes {
 // max_num_batched_tokens itself when it is the cap. Default cap: min(max_num_seqs ×
 // uniform_decode_query_len × 2, 512), clamped to max_num_batched_tokens. Empty when the configured
 // mode is NONE. Throws Error if an explicit max_capture_size is not the largest explicit size.
-CaptureSizes compute_capture_sizes(const CompilationConfig& compilation,
-                                   const SchedulerConfig& scheduler, int uniform_decode_query_len);
+ATTNRT_API CaptureSizes compute_capture_sizes(const CompilationConfig& compilation,
+                                              const SchedulerConfig& scheduler,
+                                              int uniform_decode_query_len);
 // The same with uniform_decode_query_len = 1 + num_speculative_tokens.
-CaptureSizes compute_capture_sizes(const EngineConfig& config);
+ATTNRT_API CaptureSizes compute_capture_sizes(const EngineConfig& config);
 
 // Maps a batch's active-LoRA count onto a captured case: the smallest positive case at least as
 // large, or the largest case when the count exceeds them all. Counts ≤ 0, and every count when
 // no case is positive, pass through unchanged (and then usually run eagerly).
-class LoRACaseMap {
+class ATTNRT_API LoRACaseMap {
  public:
   explicit LoRACaseMap(std::span<const int> capture_cases);
 

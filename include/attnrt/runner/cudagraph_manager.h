@@ -10,12 +10,13 @@
 
 #include "attnrt/config/cudagraph_mode.h"
 #include "attnrt/config/engine_config.h"
+#include "attnrt/core/export.h"
 #include "attnrt/runner/batch_descriptor.h"
 #include "attnrt/runner/capture_sizes.h"
 
 namespace attnrt {
 
-struct CudaGraphManagerOptions {
+struct ATTNRT_API CudaGraphManagerOptions {
   CUDAGraphMode mode;                   // resolved (resolve_cudagraph_mode)
   std::vector<int> capture_sizes;       // token counts (compute_capture_sizes)
   std::optional<int> max_capture_size;  // none: the largest capture size
@@ -34,7 +35,7 @@ struct CudaGraphManagerOptions {
                                              CUDAGraphMode resolved_mode);
 };
 
-class CudaGraphManager {
+class ATTNRT_API CudaGraphManager {
  public:
   // Throws Error on limits below 1 or negative sizes and LoRA cases.
   explicit CudaGraphManager(CudaGraphManagerOptions options);

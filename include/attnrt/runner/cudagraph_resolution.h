@@ -8,6 +8,7 @@
 
 #include "attnrt/config/cg_support.h"
 #include "attnrt/config/cudagraph_mode.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
@@ -20,7 +21,7 @@ struct CUDAGraphModeResolution {
 // normalisation when piecewise capture is unavailable. Throws Error with vLLM's ValueError texts
 // when FULL graphs are requested from a backend that supports none. `min_cg_attn_backend` is the
 // backend that limits support; absent, messages say "None backend", as vLLM does.
-CUDAGraphModeResolution resolve_cudagraph_mode(
+ATTNRT_API CUDAGraphModeResolution resolve_cudagraph_mode(
     CUDAGraphMode requested, AttentionCGSupport min_cg_support,
     const std::optional<std::string>& min_cg_attn_backend, int uniform_decode_query_len = 1,
     bool attention_split_piecewise = true, bool piecewise_capture_available = true);
@@ -29,6 +30,7 @@ CUDAGraphModeResolution resolve_cudagraph_mode(
 // FULL becomes FULL_AND_PIECEWISE (or FULL_DECODE_ONLY without piecewise capture), as does
 // FULL_AND_PIECEWISE; FULL_DECODE_ONLY, NONE and PIECEWISE are returned unchanged. Runs before
 // resolve_cudagraph_mode when adaptive verification is on.
-CUDAGraphMode resolve_adaptive_cudagraph_mode(CUDAGraphMode mode, bool piecewise_capture_available);
+ATTNRT_API CUDAGraphMode resolve_adaptive_cudagraph_mode(CUDAGraphMode mode,
+                                                         bool piecewise_capture_available);
 
 }  // namespace attnrt

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "attnrt/core/export.h"
 #include "attnrt/runner/batch_descriptor.h"
 #include "attnrt/runner/cudagraph_manager.h"
 
@@ -17,7 +18,7 @@ namespace attnrt {
 
 // What the helper asks of the graph manager: the descriptor a batch would run under. An
 // interface so that tests can answer with a fake manager.
-class GraphDispatcher {
+class ATTNRT_API GraphDispatcher {
  public:
   virtual ~GraphDispatcher() = default;
   virtual BatchExecutionDescriptor dispatch(int num_reqs, int num_tokens,
@@ -26,7 +27,7 @@ class GraphDispatcher {
 };
 
 // CudaGraphManager::dispatch as a GraphDispatcher. `manager` must outlive the adapter.
-class CudaGraphManagerDispatcher final : public GraphDispatcher {
+class ATTNRT_API CudaGraphManagerDispatcher final : public GraphDispatcher {
  public:
   explicit CudaGraphManagerDispatcher(const CudaGraphManager& manager) : manager_(&manager) {}
   BatchExecutionDescriptor dispatch(int num_reqs, int num_tokens,
@@ -47,7 +48,7 @@ struct FastPrefillBatchMetadata {
   int max_logits_per_req = 0;  // the reduced batch's max_query_len
 };
 
-class FastPrefillHelper {
+class ATTNRT_API FastPrefillHelper {
  public:
   // `dispatcher` must outlive the helper. Throws Error if max_num_tokens is not positive.
   FastPrefillHelper(int max_num_tokens, const GraphDispatcher& dispatcher);

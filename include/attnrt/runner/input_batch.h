@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "attnrt/core/export.h"
 #include "attnrt/runner/batch_descriptor.h"
 
 namespace attnrt {
@@ -22,7 +23,7 @@ struct ScheduledRequest {
   int num_draft_tokens = 0;      // speculative tokens verified this step
 };
 
-class InputBatch {
+class ATTNRT_API InputBatch {
  public:
   // `num_bonus_tokens`: tokens sampled per request and step besides the drafts' (normally 1).
   InputBatch(int max_num_reqs, int max_num_tokens, int num_bonus_tokens = 1);

@@ -9,6 +9,7 @@
 #include "attnrt/attention/backend_registry.h"
 #include "attnrt/attention/forward_context.h"
 #include "attnrt/config/engine_config.h"
+#include "attnrt/core/export.h"
 #include "attnrt/kv/hybrid_block_size.h"
 #include "attnrt/kv/kv_cache_capacity.h"
 #include "attnrt/kv/kv_cache_config.h"
@@ -34,11 +35,12 @@ struct KVCachePlan {
 // Plans for `config.cache.memory` bytes per rank in `config.cache.layout`. `kernel_block_sizes`
 // (one per group, or empty) splits manager blocks for the views. With a registry, the forward
 // context's layers get their backends.
-KVCachePlan plan_kv_cache(const EngineConfig& config, std::span<const int> kernel_block_sizes = {},
-                          const BackendRegistry* registry = nullptr);
+ATTNRT_API KVCachePlan plan_kv_cache(const EngineConfig& config,
+                                     std::span<const int> kernel_block_sizes = {},
+                                     const BackendRegistry* registry = nullptr);
 // The same without the views (`views` stays empty), for a caller that plans them once it knows
 // the kernel block sizes.
-KVCachePlan plan_kv_cache_without_views(const EngineConfig& config,
-                                        const BackendRegistry* registry = nullptr);
+ATTNRT_API KVCachePlan plan_kv_cache_without_views(const EngineConfig& config,
+                                                   const BackendRegistry* registry = nullptr);
 
 }  // namespace attnrt

@@ -3,7 +3,6 @@
 // the Python module's Plan.to_dict() returns it, from this one writer.
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,6 +10,7 @@
 #include "attnrt/config/device_budget.h"
 #include "attnrt/config/engine_config.h"
 #include "attnrt/config/hf_import.h"
+#include "attnrt/core/export.h"
 #include "attnrt/runner/attention_plan.h"
 
 namespace attnrt {
@@ -21,13 +21,11 @@ struct PlanJsonExtras {
   const DeviceBudget* device = nullptr;  // --device-memory: how the KV budget was found
 };
 
-nlohmann::json plan_to_json(const EngineConfig& config, const AttentionPlan& plan,
-                            const PlanJsonExtras& extras = {});
-
-// Parts of it, also used by the text report.
-nlohmann::json import_json(const HfImport& hf, const AttentionPlan& plan);
-nlohmann::json device_budget_json(const DeviceBudget& budget);
-nlohmann::json bindings_json(const KVCachePlan& plan);
+// The JSON text: compact (indent -1, Plan.to_dict()'s input) or pretty-printed with `indent` spaces
+// per level (`attnrt plan --json`: 2). Text, not an nlohmann::json, so that including this header
+// does not pull in the whole JSON library.
+ATTNRT_API std::string plan_json_text(const EngineConfig& config, const AttentionPlan& plan,
+                                      const PlanJsonExtras& extras = {}, int indent = -1);
 
 // Where one layer's KV view lives; `owner` is the layer itself or the one it shares with.
 struct LayerBinding {
@@ -38,13 +36,13 @@ struct LayerBinding {
 };
 
 // Per layer with a cache, in execution order; one hash lookup per layer (100 000-layer plans).
-std::vector<LayerBinding> layer_bindings(const KVCachePlan& plan);
+ATTNRT_API std::vector<LayerBinding> layer_bindings(const KVCachePlan& plan);
 // `names` in execution order.
-std::vector<std::string> ordered_layers(const AttentionPlan& plan,
-                                        const std::set<std::string>& names);
+ATTNRT_API std::vector<std::string> ordered_layers(const AttentionPlan& plan,
+                                                   const std::set<std::string>& names);
 // KV heads per rank of an imported layer kind (MLA's latent is replicated).
-int imported_kv_heads_per_rank(const ImportedLayerKind& kind, int tp);
+ATTNRT_API int imported_kv_heads_per_rank(const ImportedLayerKind& kind, int tp);
 // Bytes the K == V layers' V halves take in this plan: what a key-only cache would not hold.
-std::uint64_t key_only_saving_bytes(const HfImport& hf, const AttentionPlan& plan);
+ATTNRT_API std::uint64_t key_only_saving_bytes(const HfImport& hf, const AttentionPlan& plan);
 
 }  // namespace attnrt

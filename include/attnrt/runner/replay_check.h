@@ -4,6 +4,7 @@
 // buffers, request count or kernel shape do not match. A few comparisons: cheap enough to stay on
 // in release builds.
 
+#include "attnrt/core/export.h"
 #include "attnrt/runner/batch_descriptor.h"
 
 namespace attnrt {
@@ -13,6 +14,7 @@ namespace attnrt {
 // was padded for, a query length other than a uniform graph's, a longer query than a varlen
 // graph's bound, more active LoRA adapters than its LoRA case, or another micro-batch count.
 // `batch.num_active_loras` is the number of active adapters (a graph of case n serves up to n).
-void check_batch_fits(const BatchExecutionDescriptor& descriptor, const RuntimeBatch& batch);
+ATTNRT_API void check_batch_fits(const BatchExecutionDescriptor& descriptor,
+                                 const RuntimeBatch& batch);
 
 }  // namespace attnrt

@@ -12,6 +12,7 @@
 
 #include "attnrt/attention/backend_registry.h"
 #include "attnrt/config/engine_config.h"
+#include "attnrt/core/export.h"
 #include "attnrt/runner/attention_plan.h"
 #include "attnrt/runner/kv_cache_plan.h"
 
@@ -32,7 +33,7 @@ struct RankHeadRange {
 
 // `layer`'s heads on `rank` of `world`. Throws Error when they do not divide or the rank is
 // outside [0, world).
-RankHeadRange rank_head_range(const LayerConfig& layer, int rank, int world);
+ATTNRT_API RankHeadRange rank_head_range(const LayerConfig& layer, int rank, int world);
 
 struct RankPlan {
   int rank = 0;
@@ -43,8 +44,8 @@ struct RankPlan {
 
 // Rank `rank` of `world`: `config` with parallel.tensor_parallel_size = world, planned with
 // `registry`. Throws Error when the rank is outside [0, world) or the heads do not divide.
-RankPlan plan_for_rank(const EngineConfig& config, int rank, int world,
-                       const BackendRegistry& registry);
+ATTNRT_API RankPlan plan_for_rank(const EngineConfig& config, int rank, int world,
+                                  const BackendRegistry& registry);
 
 // What one rank's KV cache must agree on with the others', in a form that travels between
 // processes: its block count and a canonical text of its groups (layers, specs, layout).
@@ -52,11 +53,11 @@ struct KVCachePlanSummary {
   std::int64_t num_blocks = 0;
   std::string groups;
 };
-KVCachePlanSummary summarize_kv_cache_plan(const KVCachePlan& plan);
+ATTNRT_API KVCachePlanSummary summarize_kv_cache_plan(const KVCachePlan& plan);
 
 // The block count every rank uses: the smallest of theirs. Throws Error naming the first rank
 // whose groups differ from rank 0's (ranks are the span's indices), or for an empty span.
-std::int64_t agree_kv_cache_plans(std::span<const KVCachePlanSummary> ranks);
-std::int64_t agree_kv_cache_plans(std::span<const KVCachePlan> ranks);
+ATTNRT_API std::int64_t agree_kv_cache_plans(std::span<const KVCachePlanSummary> ranks);
+ATTNRT_API std::int64_t agree_kv_cache_plans(std::span<const KVCachePlan> ranks);
 
 }  // namespace attnrt

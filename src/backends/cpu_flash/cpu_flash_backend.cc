@@ -16,6 +16,7 @@
 
 #include "bf16_products.h"
 #include "core/fail.h"
+#include "core/hidden.h"
 #include "flash_checks.h"
 #include "flash_kernels.h"
 #include "flash_plan.h"
@@ -64,7 +65,7 @@ int default_num_threads() {
 
 }  // namespace
 
-struct CpuFlashBackend::LazyBf16Choice {
+struct ATTNRT_HIDDEN CpuFlashBackend::LazyBf16Choice {
   std::once_flag once;
   Bf16ProductsChoice choice;
 };

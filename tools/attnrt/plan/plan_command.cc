@@ -40,7 +40,7 @@ int run_plan(const PlanOptions& options) {
       config, make_builtin_backends(cpu_flash_options_with(options.bf16_products)));
   const AttentionPlan plan = plan_attention(config, registry);
   if (options.json) {
-    std::cout << plan_to_json(config, plan, extras).dump(2) << '\n';
+    std::cout << plan_json_text(config, plan, extras, 2) << '\n';
     return 0;
   }
   // The comparison is extra information: a budget that fits only thanks to sharing is still valid.

@@ -14,6 +14,7 @@
 
 #include "attnrt/attention/attention_backend.h"
 #include "attnrt/attention/attention_metadata_builder.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
@@ -28,9 +29,9 @@ enum class Bf16Products : std::uint8_t {
   f32,        // every product in f32, as CPU_REFERENCE computes
 };
 // "auto", "dot", "f32": the spelling of the CLI's --bf16-products and of reports.
-std::string_view bf16_products_name(Bf16Products products);
+ATTNRT_API std::string_view bf16_products_name(Bf16Products products);
 // The value spelled `name`, or nullopt.
-std::optional<Bf16Products> bf16_products_from_name(std::string_view name);
+ATTNRT_API std::optional<Bf16Products> bf16_products_from_name(std::string_view name);
 // The error bound of dot products against f32 products, relative to max(1, |output|): the
 // query rows and the softmax weights are rounded to bf16 (2^-9 relative each); observed 1.3e-3
 // over 800 random batches.
@@ -59,7 +60,7 @@ struct CpuFlashOptions {
   std::optional<bool> stream_prefetch = std::nullopt;
 };
 
-class CpuFlashBackend : public AttentionBackend {
+class ATTNRT_API CpuFlashBackend : public AttentionBackend {
  public:
   explicit CpuFlashBackend(CpuFlashOptions options = {});
 
@@ -113,7 +114,7 @@ class CpuFlashBackend : public AttentionBackend {
 
 // The step's CommonAttentionMetadata plus the shared workspace the kernels carve their per-thread
 // tiles, plan and split partials from, so a forward call allocates nothing.
-struct CpuFlashMetadata : AttentionMetadata {
+struct ATTNRT_API CpuFlashMetadata : AttentionMetadata {
   std::unique_ptr<AttentionMetadata> clone() const override {
     return std::make_unique<CpuFlashMetadata>(*this);
   }
@@ -123,7 +124,7 @@ struct CpuFlashMetadata : AttentionMetadata {
 // The kernels plan their work at forward time from the device arrays (query_start_loc, seq_lens,
 // encoder_seq_lens, block table) and use num_reqs / num_actual_tokens only as bounds, so a FULL
 // graph replay (frozen scalars, refreshed arrays) computes exactly what an eager call does.
-class CpuFlashMetadataBuilder : public AttentionMetadataBuilder {
+class ATTNRT_API CpuFlashMetadataBuilder : public AttentionMetadataBuilder {
  public:
   CpuFlashMetadataBuilder(const KVCacheSpec& kv_cache_spec, std::vector<std::string> layer_names,
                           const EngineConfig& config, Device device, const CpuFlashOptions& options,
@@ -157,7 +158,7 @@ class CpuFlashMetadataBuilder : public AttentionMetadataBuilder {
 };
 
 // The backend object the built-in registry holds.
-AttentionBackendPtr make_cpu_flash_backend();
-AttentionBackendPtr make_cpu_flash_backend(const CpuFlashOptions& options);
+ATTNRT_API AttentionBackendPtr make_cpu_flash_backend();
+ATTNRT_API AttentionBackendPtr make_cpu_flash_backend(const CpuFlashOptions& options);
 
 }  // namespace attnrt

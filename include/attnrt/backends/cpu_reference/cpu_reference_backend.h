@@ -11,10 +11,11 @@
 
 #include "attnrt/attention/attention_backend.h"
 #include "attnrt/attention/attention_metadata_builder.h"
+#include "attnrt/core/export.h"
 
 namespace attnrt {
 
-class CpuReferenceBackend : public AttentionBackend {
+class ATTNRT_API CpuReferenceBackend : public AttentionBackend {
  public:
   std::string name() const override { return "CPU_REFERENCE"; }
   bool supports_spec_kind(KVSpecKind kind) const override;
@@ -50,7 +51,7 @@ class CpuReferenceBackend : public AttentionBackend {
 // Keeps the step's CommonAttentionMetadata as the backend metadata: the kernels derive every
 // request's extent from its arrays, which is what makes FULL graph replays (frozen scalars,
 // refreshed arrays) correct for any batch.
-class CpuReferenceMetadataBuilder : public AttentionMetadataBuilder {
+class ATTNRT_API CpuReferenceMetadataBuilder : public AttentionMetadataBuilder {
  public:
   using AttentionMetadataBuilder::AttentionMetadataBuilder;
 
@@ -71,6 +72,6 @@ class CpuReferenceMetadataBuilder : public AttentionMetadataBuilder {
 };
 
 // The backend object the built-in registry holds.
-AttentionBackendPtr make_cpu_reference_backend();
+ATTNRT_API AttentionBackendPtr make_cpu_reference_backend();
 
 }  // namespace attnrt
