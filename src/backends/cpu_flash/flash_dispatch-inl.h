@@ -65,6 +65,25 @@ HWY_INLINE PrefillProducts ChooseGemmProducts(const ForwardTask& task) {
   return pairs ? task.prefill_products : PrefillProducts::f32;
 }
 
+// Whether ChooseGemvWalk<R> can pick `walk` on this target, `bf16_dot` as there: the GEMV driver
+// (GemvItemWalk) compiles no other walk for an R and its products.
+template <int R>
+constexpr bool MayChooseGemvWalk(GemvWalk walk, bool bf16_dot) {
+  const bool one_row_stream = R == 1 && (bf16_dot || kLanes >= kStreamKeys);
+  const bool by_four = bf16_dot || kAvx512Paths;
+  switch (walk) {
+    case GemvWalk::stream_one_row:
+      return one_row_stream;
+    case GemvWalk::stream_four_rows:
+      return R == 4 && by_four;
+    case GemvWalk::chunks_by_four:
+      return R >= 3 && by_four;
+    case GemvWalk::chunks:
+      return !one_row_stream && !(bf16_dot && R >= 3);
+  }
+  return false;
+}
+
 // The walk of an item with R rows per KV head; `bf16_dot` as UsesBf16Dot says.
 template <int R>
 HWY_INLINE GemvWalk ChooseGemvWalk(const CacheView& cache, const RowSet& rows, bool bf16_dot) {

@@ -1,7 +1,7 @@
 // The chunk walk of CPU_FLASH's GEMV path, per Highway target: a chunk of keys is scored for the
 // rows of each KV head, its online softmax runs (one scalar state per row), then its values are
-// summed into O from L2. The score step is the caller's (f32 products here, bf16 dot products
-// in avx512/bf16_gemv-inl.h); flash_dispatch-inl.h says when this walk runs.
+// summed into O from L2. The products are the caller's (GemvItemWalk's policy, f32 FMAs or bf16
+// dot products); flash_dispatch-inl.h says when this walk runs.
 
 #if defined(ATTNRT_CPU_FLASH_GEMV_CHUNKS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ATTNRT_CPU_FLASH_GEMV_CHUNKS_INL_H_
@@ -115,10 +115,12 @@ HWY_INLINE void ValuePass(const float* HWY_RESTRICT probabilities, const float* 
   }
 }
 
+// ValuePass over every value entry of the R rows, f32 products (the scalar tail past the last
+// whole vector).
 template <typename T, int R>
-HWY_INLINE void ChunkValues(const float* probabilities, const float* alpha, int count,
-                            const std::byte* const* tokens, int value_offset, int value_size,
-                            float* out) {
+HWY_INLINE void AddChunkValues(const float* probabilities, const float* alpha, int count,
+                               const std::byte* const* tokens, int value_offset, int value_size,
+                               float* out) {
   constexpr int kPass = std::clamp(kGemvAccumulators / R, 1, kMaxValueVectors);
   int j = 0;
   for (; j + kPass * kLanes <= value_size; j += kPass * kLanes) {
@@ -153,17 +155,19 @@ HWY_INLINE void FinishGemvItem(const ForwardTask& task, const Item& item, const 
 template <int R>
 inline constexpr int kScoreRows = R >= 3 ? 4 * ((R + 3) / 4) : R;
 
-// Walks the item's keys in chunks of up to kGemvChunk keys. First the chunk is scored token by
-// token across the item's KV heads: score(h, n, count, tokens, buffer) computes the scores of
-// keys [n, n + count) of the chunk (count <= kGroup) for head h into `buffer`, so a block's page
-// is read front to back, and each token's value lines are requested as its keys are read. Then
-// values(h, first, count, tokens, buffer) runs the softmax and PV of each head over the chunk,
-// now in cache. `tokens` holds each key's content address for head h. Memory streams through
-// the hardware prefetchers: software prefetches of the next chunk into L2 take the L1 miss
-// buffers those need (measured slower: docs/cpu-flash.md §6).
-template <int kGroup, class Score, class Values>
+// Walks the item's keys (R rows per KV head) in chunks of up to kGemvChunk keys. First the chunk
+// is scored token by token across the item's KV heads: score(h, count, tokens, scores) computes
+// the scores of `count` <= kGroup keys for head h's rows (row m at scores[m * kScoreStride]), so
+// a block's page is read front to back, and each token's value lines are requested as its keys are
+// read. Then per head the chunk's online softmax runs (ChunkSoftmax) and add_values(h, weights,
+// alpha, count, tokens) sums its values, now in cache, into the head's O (weights: the head's
+// rows kScoreStride apart; alpha: each row's rescale of O). `tokens` holds each key's content
+// address for head h. Memory streams through the hardware prefetchers: software prefetches of
+// the next chunk into L2 take the L1 miss buffers those need (measured slower: docs/cpu-flash.md
+// §6).
+template <int R, int kGroup, class Score, class AddValues>
 HWY_INLINE void ForEachChunk(const ForwardTask& task, const Item& item, const RowSet& rows,
-                             float* buffer, const Score& score, const Values& values) {
+                             float* buffer, const Score& score, const AddValues& add_values) {
   const CacheView& cache = task.cache;
   const std::int64_t value_byte =
       static_cast<std::int64_t>(cache.value_offset) * cache.element_size;
@@ -174,22 +178,25 @@ HWY_INLINE void ForEachChunk(const ForwardTask& task, const Item& item, const Ro
   for (int first = rows.keys.begin; first < rows.keys.end; first += kGemvChunk) {
     const int count = std::min(kGemvChunk, rows.keys.end - first);
     // A full chunk that every row sees whole is walked 4 ways interleaved.
-    const bool interleave =
-        count == kGemvChunk && first >= rows.max_begin && first + count <= rows.min_end;
+    const bool fully_visible = first >= rows.max_begin && first + count <= rows.min_end;
+    const bool interleave = count == kGemvChunk && fully_visible;
     list_chunk_tokens(task, item, first, count, interleave ? kGemvChunkWays : 1, base);
     for (int n = 0; n < count; n += kGroup) {
       const int group = std::min(kGroup, count - n);
       for (int h = 0; h < heads; ++h) {
         const std::int64_t offset = h * cache.head_stride;
         for (int k = 0; k < group; ++k) tokens[k] = base[n + k] + offset;
-        score(h, n, group, tokens, buffer);
+        score(h, group, tokens, buffer + h * kScoreRows<R> * kScoreStride + n);
         for (int k = 0; k < group; ++k) PrefetchBytes(tokens[k] + value_byte, value_bytes);
       }
     }
     for (int h = 0; h < heads; ++h) {
       const std::int64_t offset = h * cache.head_stride;
       for (int n = 0; n < count; ++n) tokens[n] = base[n] + offset;
-      values(h, first, count, tokens, buffer);
+      const RowSet head = slice_rows(rows, h * R, R);
+      float* head_scores = buffer + h * kScoreRows<R> * kScoreStride;
+      ChunkSoftmax<R>(head, first, count, fully_visible, head_scores);
+      add_values(h, head_scores, head.alpha, count, tokens);
     }
   }
 }

@@ -1,8 +1,9 @@
-// The GEMV path for bf16 caches on CPUs with AVX512-BF16 (vdpbf16ps: 32 bf16 products summed
+// The GEMV products for bf16 caches on CPUs with AVX512-BF16 (vdpbf16ps: 32 bf16 products summed
 // into 16 f32 lanes per instruction, twice the MACs of an f32 FMA; its scores are in
-// bf16_scores-inl.h). K and V are used as stored; the query rows and the softmax
-// weights are rounded to bf16 (the sums stay f32), as GPU flash kernels do with bf16 inputs.
-// Needs key and value sizes that are multiples of 32.
+// bf16_scores-inl.h): GemvBf16DotProducts, the policy the GEMV driver (GemvItemWalk,
+// flash_gemv_walk-inl.h) walks with, and GemvItemBf16, its entry. K and V are used as stored; the
+// query rows and the softmax weights are rounded to bf16 (the sums stay f32), as GPU flash kernels
+// do with bf16 inputs. Needs key and value sizes that are multiples of 32.
 
 #if defined(ATTNRT_CPU_FLASH_AVX512_BF16_GEMV_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ATTNRT_CPU_FLASH_AVX512_BF16_GEMV_INL_H_
@@ -11,11 +12,15 @@
 #define ATTNRT_CPU_FLASH_AVX512_BF16_GEMV_INL_H_
 #endif
 
+#include <algorithm>
+#include <cstdint>
+
 #include "backends/cpu_flash/avx512/bf16_four_row_values-inl.h"
 #include "backends/cpu_flash/avx512/bf16_scores-inl.h"
 #include "backends/cpu_flash/flash_dispatch-inl.h"
 #include "backends/cpu_flash/flash_gemv_chunks-inl.h"
 #include "backends/cpu_flash/flash_gemv_stream-inl.h"
+#include "backends/cpu_flash/flash_gemv_walk-inl.h"
 
 #if ATTNRT_AVX512_TARGET
 #include <immintrin.h>
@@ -132,9 +137,111 @@ struct AddValuesBf16 {
   }
 };
 
-// Flattened: the stream paths (compiled for the AVX-512 targets alone) call back into lambdas and
-// functors of this AVX512-BF16 function, which GCC will not inline into them by itself. A call
-// per 4-key score spills every live vector register around it (docs/cpu-flash.md §6).
+// The AVX512-BF16 products of a GEMV item (GemvItemWalk, flash_gemv_walk-inl.h): the query rows
+// rounded to bf16, and for R >= 3 (whose walks all score four rows at once) each head's rows again,
+// interleaved by four, after the row-major copies; O accumulates in the pair-interleaved order of
+// the values' unpacklo/hi, which UnpermuteO undoes. Its functors are lambdas of AVX512-BF16
+// functions, or have that target themselves: the walks are compiled without it, and only
+// GemvItemBf16's flatten inlines them there.
+template <int R>
+class GemvBf16DotProducts {
+ public:
+  static constexpr int kRows = R;
+  static constexpr bool kBf16Dot = true;
+  static constexpr bool kPermutedO = true;
+  using Key = std::uint16_t;
+  using Value = hwy::bfloat16_t;
+
+  ATTNRT_BF16_DOT GemvBf16DotProducts(const ForwardTask& task, const Item& item, const RowSet& rows,
+                                      GemvWalk, float* scratch)
+      : cache_(task.cache),
+        queries_(reinterpret_cast<std::uint16_t*>(scratch + task.scratch_layout.q)),
+        interleaved_(queries_ + rows.count * cache_.key_size),
+        pairs_(reinterpret_cast<std::uint32_t*>(scratch + task.scratch_layout.k)),
+        o_(scratch + task.scratch_layout.o) {
+    PackQueriesBf16(task, item, rows.count, queries_);
+    if constexpr (R >= 3) {
+      for (int h = 0; h < item.num_kv_heads; ++h) {
+        RotateRowsByFour<R>(queries_ + h * R * cache_.key_size, cache_.key_size,
+                            interleaved_ + h * kInterleavedRows * cache_.key_size);
+      }
+    }
+  }
+
+  ATTNRT_BF16_DOT auto StreamScores() const {
+    return [this](int h, const std::uint16_t* const(&keys)[kStreamKeys]) {
+      return RowKeySumsBf16<1, kStreamKeys>(queries_ + h * cache_.key_size, cache_.key_size, keys);
+    };
+  }
+  AddValuesBf16 StreamValues() const { return {cache_.value_size}; }
+
+  ATTNRT_BF16_DOT auto FourRowStreamScores() const {
+    return [this](int h, const std::byte* const(&tokens)[kStreamKeys]) {
+      const std::uint16_t* keys[kStreamKeys];
+      for (int k = 0; k < kStreamKeys; ++k) {
+        keys[k] = reinterpret_cast<const std::uint16_t*>(tokens[k]) + cache_.key_offset;
+      }
+      return VF{FourKeysFourRows(interleaved_ + h * 4 * cache_.key_size, cache_.key_size, keys)};
+    };
+  }
+  AddValuesFourRowsBf16 FourRowStreamValues() const {
+    return {cache_.value_offset, cache_.value_size};
+  }
+
+  ATTNRT_BF16_DOT auto ScoresByKeyGroup() const {
+    return [this](int h, int count, const std::byte* const* tokens, float* scores) {
+      constexpr int kKeysPerBlock = kGemvKeyGroup<R>;
+      const std::uint16_t* head_queries = queries_ + h * R * cache_.key_size;
+      int k = 0;
+      for (; k + kKeysPerBlock <= count; k += kKeysPerBlock) {
+        ScoreKeysBf16<R, kKeysPerBlock>(head_queries, cache_.key_size, tokens, cache_.key_offset, k,
+                                        scores);
+      }
+      for (; k < count; ++k) {
+        ScoreKeysBf16<R, 1>(head_queries, cache_.key_size, tokens, cache_.key_offset, k, scores);
+      }
+    };
+  }
+  ATTNRT_BF16_DOT auto ScoresByFour() const {
+    return [this](int h, int count, const std::byte* const* tokens, float* scores) {
+      ChunkScoresByFour<R>(interleaved_ + h * kInterleavedRows * cache_.key_size, cache_.key_size,
+                           tokens, cache_.key_offset, count, scores);
+    };
+  }
+  // The chunk's softmax weights as bf16 pairs, then kChunks 32-wide value chunks per pass.
+  ATTNRT_BF16_DOT auto ChunkValues() const {
+    return [this](int h, const float* weights, const float* alpha, int count,
+                  const std::byte* const* tokens) {
+      constexpr int kChunks = std::clamp(8 / R, 1, 4);
+      float* o = o_ + h * R * cache_.value_size;
+      PackWeightsBf16(weights, R, count, pairs_);
+      int j = 0;
+      for (; j + 32 * kChunks <= cache_.value_size; j += 32 * kChunks) {
+        ValuePassBf16<R, kChunks>(pairs_, alpha, count, tokens, cache_.value_offset,
+                                  cache_.value_size, j, o);
+      }
+      for (; j < cache_.value_size; j += 32) {
+        ValuePassBf16<R, 1>(pairs_, alpha, count, tokens, cache_.value_offset, cache_.value_size, j,
+                            o);
+      }
+    };
+  }
+
+  void UnpermuteO(float* o, int rows) const { UnpermuteRows(o, rows, cache_.value_size); }
+
+ private:
+  static constexpr int kInterleavedRows = 4 * ((R + 3) / 4);  // per head, padded with zero rows
+
+  const CacheView& cache_;
+  std::uint16_t* queries_;      // row-major, [rows][key_size]
+  std::uint16_t* interleaved_;  // R >= 3: per head, RotateRowsByFour's groups
+  std::uint32_t* pairs_;        // a chunk's weights of one head (PackWeightsBf16)
+  float* o_;
+};
+
+// Flattened: the walks (compiled for the AVX-512 targets alone) call back into the policy's
+// AVX512-BF16 functors, which GCC will not inline into them by itself. A call per 4-key score
+// spills every live vector register around it (docs/cpu-flash.md §6).
 // A static build with AVX512-BF16 for the whole file (the sanitizer build, see
 // cmake/kernel_sources.cmake) inlines the callbacks without it; there, flatten would only
 // multiply the instrumented code (the bf16 kernel compiled twice as long).
@@ -147,100 +254,7 @@ template <int R>
 ATTNRT_BF16_DOT ATTNRT_BF16_FLATTEN HWY_NOINLINE void GemvItemBf16(const ForwardTask& task,
                                                                    const Item& item,
                                                                    float* scratch) {
-  const CacheView& cache = task.cache;
-  const ScratchLayout& layout = task.scratch_layout;
-  const RowSet rows = prepare_rows(task, item, 1, scratch);
-  auto* queries = reinterpret_cast<std::uint16_t*>(scratch + layout.q);
-  float* o = scratch + layout.o;
-  float* scores = scratch + layout.s;
-  auto* pairs = reinterpret_cast<std::uint32_t*>(scratch + layout.k);
-  PackQueriesBf16(task, item, rows.count, queries);
-  // R >= 3: each head's rows again, interleaved by four (after the row-major copies).
-  std::uint16_t* interleaved = queries + rows.count * cache.key_size;
-  constexpr int kInterleavedRows = 4 * ((R + 3) / 4);
-  if constexpr (R >= 3) {
-    for (int h = 0; h < item.num_kv_heads; ++h) {
-      RotateRowsByFour<R>(queries + h * R * cache.key_size, cache.key_size,
-                          interleaved + h * kInterleavedRows * cache.key_size);
-    }
-  }
-  std::fill(o, o + rows.count * cache.value_size, 0.f);
-  constexpr int kKeysPerBlock = kGemvKeyGroup<R>;
-  const GemvWalk walk = ChooseGemvWalk<R>(cache, rows, /*bf16_dot=*/true);
-  if constexpr (R == 1) {
-    StreamKeys<hwy::bfloat16_t, std::uint16_t>(
-        task, item, rows, o,
-        [&](int h, const std::uint16_t* const(&keys)[kStreamKeys]) {
-          return RowKeySumsBf16<1, kStreamKeys>(queries + h * cache.key_size, cache.key_size, keys);
-        },
-        AddValuesBf16{cache.value_size});
-    UnpermuteRows(o, rows.count, cache.value_size);
-    return FinishGemvItem(task, item, rows, o);
-  }
-  if constexpr (R == 4) {
-    if (walk == GemvWalk::stream_four_rows) {
-      StreamFourRows(
-          task, item, rows, o,
-          [&](int h, const std::byte* const(&tokens)[kStreamKeys]) {
-            const std::uint16_t* keys[kStreamKeys];
-            for (int k = 0; k < kStreamKeys; ++k) {
-              keys[k] = reinterpret_cast<const std::uint16_t*>(tokens[k]) + cache.key_offset;
-            }
-            return VF{FourKeysFourRows(interleaved + h * 4 * cache.key_size, cache.key_size, keys)};
-          },
-          AddValuesFourRowsBf16{cache.value_offset, cache.value_size});
-      UnpermuteRows(o, rows.count, cache.value_size);
-      return FinishGemvItem(task, item, rows, o);
-    }
-  }
-  constexpr int kChunks = std::clamp(8 / R, 1, 4);  // 32-wide value chunks per pass
-  const auto values = [&](int h, int first, int count, const std::byte* const* tokens,
-                          float* buffer) {
-    const RowSet head = slice_rows(rows, h * R, R);
-    float* head_scores = buffer + h * kScoreRows<R> * kScoreStride;
-    float* head_o = o + h * R * cache.value_size;
-    ChunkSoftmax<R>(head, first, count, first >= rows.max_begin && first + count <= rows.min_end,
-                    head_scores);
-    PackWeightsBf16(head_scores, R, count, pairs);
-    int j = 0;
-    for (; j + 32 * kChunks <= cache.value_size; j += 32 * kChunks) {
-      ValuePassBf16<R, kChunks>(pairs, head.alpha, count, tokens, cache.value_offset,
-                                cache.value_size, j, head_o);
-    }
-    for (; j < cache.value_size; j += 32) {
-      ValuePassBf16<R, 1>(pairs, head.alpha, count, tokens, cache.value_offset, cache.value_size, j,
-                          head_o);
-    }
-  };
-  if constexpr (R >= 3) {
-    ForEachChunk<4>(  // GemvWalk::chunks_by_four
-        task, item, rows, scores,
-        [&](int h, int n, int count, const std::byte* const* tokens, float* buffer) {
-          ChunkScoresByFour<R>(interleaved + h * kInterleavedRows * cache.key_size, cache.key_size,
-                               tokens, cache.key_offset, count,
-                               buffer + h * kScoreRows<R> * kScoreStride + n);
-        },
-        values);
-  } else {
-    ForEachChunk<kKeysPerBlock>(
-        task, item, rows, scores,
-        [&](int h, int n, int count, const std::byte* const* tokens, float* buffer) {
-          const std::uint16_t* head_queries = queries + h * R * cache.key_size;
-          float* head_scores = buffer + h * kScoreRows<R> * kScoreStride + n;
-          int k = 0;
-          for (; k + kKeysPerBlock <= count; k += kKeysPerBlock) {
-            ScoreKeysBf16<R, kKeysPerBlock>(head_queries, cache.key_size, tokens, cache.key_offset,
-                                            k, head_scores);
-          }
-          for (; k < count; ++k) {
-            ScoreKeysBf16<R, 1>(head_queries, cache.key_size, tokens, cache.key_offset, k,
-                                head_scores);
-          }
-        },
-        values);
-  }
-  UnpermuteRows(o, rows.count, cache.value_size);
-  FinishGemvItem(task, item, rows, o);
+  GemvItemWalk<GemvBf16DotProducts<R>>(task, item, scratch);
 }
 
 #undef ATTNRT_BF16_DOT
