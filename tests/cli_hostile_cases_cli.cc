@@ -198,10 +198,6 @@ std::vector<HostileCase> unclear_cases() {
       sink_with(R"({"backends": [{"name": "MY_PROFILE", "kernel": "CPU_REFERENCE",
                     "kernel_block_sizes": [7]}, {"name": "ENC_PROFILE"}]})"),
       {"backends[0].kernel_block_sizes|cache.block_size"});
-  add("encoder_only_on_default_backend",
-      R"({"model": {"layers": [)" + layer +
-          R"(, {"type": "encoder_only", "num_heads": 8, "num_kv_heads": 2, "head_size": 32}]}})",
-      {"model.layers[1].backend|model.layers[1].type"});
   add("pages_that_do_not_unify",
       R"({"model": {"layers": [)" + layer +
           R"(, {"type": "mla", "num_heads": 8, "num_kv_heads": 1, "head_size": 24, "head_size_v": 16}]}})",

@@ -90,11 +90,6 @@ std::vector<HostileCase> hf_cases() {
                    {"{DIR}", "config.json"}});
 
   // config.json files the importer refuses, naming model_type and field.
-  const auto without = [](const std::string& key) {
-    json config = llama_config();
-    config.erase(key);
-    return config;
-  };
   const auto with = [](const std::string& key, json value) {
     json config = llama_config();
     config[key] = std::move(value);
@@ -104,8 +99,9 @@ std::vector<HostileCase> hf_cases() {
       {"unknown_model_type", with("model_type", "llamma"), {"llamma", "llama"}},
       {"hybrid_model_type", with("model_type", "zamba2"), {"zamba2", "hybrid"}},
       {"model_type_number", with("model_type", 3), {"model_type"}},
-      {"no_heads", without("num_attention_heads"), {"llama", "num_attention_heads"}},
-      {"no_layers", without("num_hidden_layers"), {"llama", "num_hidden_layers"}},
+      // Absent fields take LlamaConfig's defaults; an explicit null has none.
+      {"no_heads", with("num_attention_heads", nullptr), {"llama", "num_attention_heads"}},
+      {"no_layers", with("num_hidden_layers", nullptr), {"llama", "num_hidden_layers"}},
       {"heads_zero", with("num_attention_heads", 0), {"num_attention_heads"}},
       {"heads_string", with("num_attention_heads", "32"), {"num_attention_heads"}},
       {"kv_heads_not_dividing", with("num_key_value_heads", 7), {"num_kv_heads"}},

@@ -81,9 +81,10 @@ TEST(HfImportFamiliesTest, QwenSlidingLayerTypesWithoutUseSlidingWindowAreRefuse
       << error;
 }
 
-TEST(HfImportFamiliesTest, Qwen3DefaultsTheHeadDimTo128WhenAbsent) {
-  const EngineConfig c = import_hf_config(base("qwen3_moe", 2, 32, 4, 2048));
-  EXPECT_EQ(c.model.layers[0].head_size, 128);  // not 2048 / 32
+TEST(HfImportFamiliesTest, Qwen3DefaultsTheHeadDimTo128WhenAbsentButQwen3MoeDerivesIt) {
+  // Qwen3Config declares head_dim = 128; Qwen3MoeConfig declares none, so vLLM derives it.
+  EXPECT_EQ(import_hf_config(base("qwen3", 2, 32, 4, 2048)).model.layers[0].head_size, 128);
+  EXPECT_EQ(import_hf_config(base("qwen3_moe", 2, 32, 4, 2048)).model.layers[0].head_size, 64);
 }
 
 TEST(HfImportFamiliesTest, Gemma2SlidesOnEvenLayers) {
@@ -200,7 +201,7 @@ TEST(HfImportFamiliesTest, RefusalsNameTheModelTypeAndTheField) {
                       "importer maps (did you mean \"llama\"?)"),
             std::string::npos);
   json missing = base("llama", 2, 8, 8, 512);
-  missing.erase("num_attention_heads");
+  missing["num_attention_heads"] = nullptr;  // absent would be LlamaConfig's default
   EXPECT_NE(error_of(missing).find("llama: num_attention_heads: missing"), std::string::npos);
   json wrong_type = base("llama", 2, 8, 8, 512);
   wrong_type["head_dim"] = "64";

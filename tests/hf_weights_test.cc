@@ -288,7 +288,7 @@ TEST(HfWeightsTest, ErrorsNameTheCulprit) {
   EXPECT_TRUE(has_substr(message, "'llamma'") && has_substr(message, "'llama'")) << message;
 
   config = tiny_llama();
-  config.erase("intermediate_size");
+  config["intermediate_size"] = nullptr;  // absent would be LlamaConfig's default
   message = error_of([&] { estimate_hf_weight_bytes(config, 1); });
   EXPECT_TRUE(has_substr(message, "llama: intermediate_size: missing")) << message;
 

@@ -120,15 +120,21 @@ TEST(HybridPlan, StateLayersBindTheirPageAndTypedStateViews) {
 }
 
 TEST(HybridPlan, FullGraphsNeedAStateBlockPerSequence) {
-  // 4 MiB hold 85 blocks: 128 sequences do not fit FULL graphs, and do under PIECEWISE.
-  const std::string message = error_of(
-      [] { (void)plan_of(load_config_text(hybrid_json("", "FULL_AND_PIECEWISE", 128), "h")); });
-  EXPECT_EQ(message,
+  // 4 MiB hold 85 blocks: 128 sequences do not fit FULL graphs, and do under PIECEWISE. The
+  // plan is made all the same; vLLM's refusal is its verdict, and an engine throws it.
+  const AttentionPlan full =
+      plan_of(load_config_text(hybrid_json("", "FULL_AND_PIECEWISE", 128), "h"));
+  EXPECT_FALSE(full.startup.starts());
+  ASSERT_EQ(full.startup.reasons.size(), 1u);
+  EXPECT_EQ(full.startup.reasons[0],
             "max_num_seqs (128) exceeds available Mamba cache blocks (85). Each decode sequence "
             "requires one Mamba cache block, so CUDA graph capture cannot proceed. Please lower "
             "max_num_seqs to at most 85 or increase gpu_memory_utilization.");
-  EXPECT_NO_THROW((void)plan_of(load_config_text(hybrid_json("", "PIECEWISE", 128), "h")));
-  EXPECT_NO_THROW((void)plan_of(load_config_text(hybrid_json("", "FULL_AND_PIECEWISE", 85), "h")));
+  EXPECT_EQ(full.kv.kv_cache_config.num_blocks, 85);
+  EXPECT_EQ(error_of([&] { require_startup(full.startup); }), full.startup.reasons[0]);
+  EXPECT_TRUE(plan_of(load_config_text(hybrid_json("", "PIECEWISE", 128), "h")).startup.starts());
+  EXPECT_TRUE(
+      plan_of(load_config_text(hybrid_json("", "FULL_AND_PIECEWISE", 85), "h")).startup.starts());
 }
 
 TEST(HybridPlan, DraftTokensAddConvRowsAndStateBlocks) {

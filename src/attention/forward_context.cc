@@ -22,8 +22,10 @@ ForwardContext ForwardContext::from_config(const EngineConfig& config,
       fail("model.layers[{}]: {}", i, error.what());  // a state that does not divide, say
     }
     AttentionLayer& layer = *built;
-    // State layers take no attention backend (SEMANTICS §4.4).
-    if (registry != nullptr && !layer.is_state_layer()) {
+    // State layers take no attention backend (SEMANTICS §4.4), and neither do encoder-only
+    // layers: they keep no KV cache, so no cache group or metadata builder serves them.
+    if (registry != nullptr && !layer.is_state_layer() &&
+        layer.type() != AttentionType::encoder_only) {
       AttentionBackendPtr backend;
       try {
         backend = registry->resolve(layers[i].backend);

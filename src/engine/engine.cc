@@ -75,7 +75,9 @@ BackendRegistry registry_for(const EngineConfig& config, const EngineOptions& op
 
 AttentionPlan executable_plan(const EngineConfig& config, const BackendRegistry& registry) {
   AttentionPlan plan = plan_attention(config, registry);
+  require_startup(plan.startup);  // where vLLM would refuse to start, so does the engine
   for (const AttentionLayer& layer : plan.kv.forward_context.layers()) {
+    if (!layer.has_attn_backend()) continue;  // state and encoder-only layers
     const AttentionBackend& backend = *layer.get_attn_backend();
     if (!backend.executable()) {
       fail(

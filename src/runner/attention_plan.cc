@@ -56,10 +56,13 @@ AttentionPlan plan_attention(const EngineConfig& config, const BackendRegistry& 
       resolve_cudagraph_mode(requested, plan.backends.cg_support.min_cg_support,
                              plan.backends.cg_support.min_cg_attn_backend, decode_query_len,
                              config.compilation.attention_split_piecewise);
+  if (!plan.kv.capacity.fits) plan.startup.reasons.push_back(plan.kv.capacity.message());
   // FULL graphs capture every decode request with its state block (SEMANTICS §4.4).
   if (plan.cudagraph.mode.has_full_cudagraphs() && has_state_groups(plan.kv.kv_cache_config)) {
-    check_max_num_seqs_fits_state_blocks(config.scheduler.max_num_seqs,
-                                         plan.kv.kv_cache_config.num_blocks);
+    if (std::optional<std::string> refusal = state_blocks_refusal(
+            config.scheduler.max_num_seqs, plan.kv.kv_cache_config.num_blocks)) {
+      plan.startup.reasons.push_back(std::move(*refusal));
+    }
   }
   CompilationConfig resolved = config.compilation;
   resolved.cudagraph_mode = plan.cudagraph.mode;

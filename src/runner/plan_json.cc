@@ -6,8 +6,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
+
+#include "attnrt/runner/vllm_kv_cache_log.h"
 
 namespace attnrt {
 namespace {
@@ -47,6 +50,22 @@ nlohmann::json hybrid_json(const EngineConfig& config, const KVCachePlan& plan) 
   return json;
 }
 
+// vLLM's charge for one request of max_model_len in this group: cdiv(max memory, page).
+std::int64_t blocks_charged(const KVCacheSpec& spec, const EngineConfig& config) {
+  const std::int64_t page = std::max<std::int64_t>(spec.page_size_bytes(), 1);
+  const std::int64_t bytes = spec.max_memory_usage_bytes(config);
+  return bytes / page + (bytes % page != 0 ? 1 : 0);
+}
+
+nlohmann::json vllm_log_json(const EngineConfig& config, const KVCachePlan& plan) {
+  const VllmKvCacheLog log = vllm_kv_cache_log(plan, config);
+  return {{"available_kv_cache_memory_gib", format_gib_as_vllm(log.available_bytes)},
+          {"kv_cache_tokens", log.kv_cache_tokens},
+          {"kv_cache_tokens_v0_19", log.kv_cache_tokens_v0_19},
+          {"max_concurrency", log.max_concurrency},
+          {"lines", vllm_kv_cache_log_lines(log)}};
+}
+
 nlohmann::json kv_cache_json(const EngineConfig& config, const AttentionPlan& attention) {
   const KVCachePlan& plan = attention.kv;
   const KVCacheConfig& kv = plan.kv_cache_config;
@@ -59,8 +78,13 @@ nlohmann::json kv_cache_json(const EngineConfig& config, const AttentionPlan& at
                       {"block_size", group.kv_cache_spec.block_size},
                       {"page_size_bytes", group.kv_cache_spec.page_size_bytes()},
                       {"kernel_block_size", attention.backends.kernel_block_sizes.at(g)},
+                      // The block-table row's width; what a request is charged (vLLM's
+                      // concurrency) is smaller for windows, chunks and states.
                       {"blocks_per_request",
                        group.kv_cache_spec.max_num_blocks_per_req(config.model.max_model_len)},
+                      {"block_table_width",
+                       group.kv_cache_spec.max_num_blocks_per_req(config.model.max_model_len)},
+                      {"blocks_charged_per_request", blocks_charged(group.kv_cache_spec, config)},
                       {"state", state_json(group.kv_cache_spec)},
                       {"spec", group.kv_cache_spec.describe()}});
   }
@@ -84,6 +108,7 @@ nlohmann::json kv_cache_json(const EngineConfig& config, const AttentionPlan& at
           {"fits_max_model_len", plan.capacity.fits},
           {"estimated_max_model_len", plan.capacity.estimated_max_model_len},
           {"hybrid", hybrid_json(config, plan)},
+          {"vllm_log", vllm_log_json(config, plan)},
           {"groups", groups},
           {"tensors", tensors}};
 }
@@ -117,6 +142,10 @@ nlohmann::json cudagraph_json(const AttentionPlan& plan) {
           {"resolved_mode", plan.cudagraph.mode.name()},
           {"messages", plan.cudagraph.messages},
           {"capture_sizes", plan.capture_sizes.sizes}};
+}
+
+nlohmann::json startup_json(const StartupVerdict& verdict) {
+  return {{"starts", verdict.starts()}, {"reasons", verdict.reasons}};
 }
 
 nlohmann::json checks_json(const AttentionPlan& plan) {
@@ -265,6 +294,7 @@ std::string plan_json_text(const EngineConfig& config, const AttentionPlan& plan
                           {{"enabled", config.cache.kv_sharing_fast_prefill},
                            {"eligible_layers", ordered_layers(plan, plan.fast_prefill_layers)}}},
                          {"checks", checks_json(plan)},
+                         {"startup", startup_json(plan.startup)},
                          {"bindings", bindings_json(plan.kv)}};
   if (extras.hf != nullptr) json["model"]["import"] = import_json(*extras.hf, plan);
   if (extras.device != nullptr)

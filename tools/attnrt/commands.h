@@ -6,6 +6,10 @@
 
 namespace attnrt::cli {
 
+// `attnrt plan`'s exit code when the plan is complete but vLLM would refuse to start with it
+// (AttentionPlan::startup); bad input stays 2.
+inline constexpr int kExitVllmWouldRefuse = 3;
+
 // Returns the action to run when the `plan` subcommand was chosen.
 std::function<int()> add_plan_command(CLI::App& app);
 std::function<int()> add_run_command(CLI::App& app);

@@ -1,5 +1,6 @@
 // attnrt: the command-line tool. Every failure ends here as exactly one line on stderr: bad input
 // (an attnrt::Error or a command-line mistake) exits with code 2, anything else with code 1.
+// `plan` exits 3 when it printed a whole plan with which vLLM would refuse to start.
 
 #include <CLI/CLI.hpp>
 #include <cstdio>

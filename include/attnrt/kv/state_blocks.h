@@ -5,6 +5,8 @@
 // of scope, so attnrt plans "none" and reports "align" for comparison.
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "attnrt/core/export.h"
 
@@ -16,8 +18,11 @@ enum class StateCacheMode { none, align };
 // Throws Error for a negative draft count.
 ATTNRT_API std::int64_t state_blocks_per_request(StateCacheMode mode, int num_speculative_tokens);
 
-// With FULL CUDA graphs every decode request needs its state block at capture: throws vLLM's
-// error when max_num_seqs exceeds the blocks of the pool.
+// With FULL CUDA graphs every decode request needs its state block at capture: vLLM's error when
+// max_num_seqs exceeds the blocks of the pool, else nullopt.
+ATTNRT_API std::optional<std::string> state_blocks_refusal(int max_num_seqs,
+                                                           std::int64_t num_blocks);
+// The same, thrown as an Error.
 ATTNRT_API void check_max_num_seqs_fits_state_blocks(int max_num_seqs, std::int64_t num_blocks);
 
 }  // namespace attnrt

@@ -14,6 +14,7 @@
 #include "attnrt/runner/capture_sizes.h"
 #include "attnrt/runner/cudagraph_resolution.h"
 #include "attnrt/runner/kv_cache_plan.h"
+#include "attnrt/runner/startup_verdict.h"
 
 namespace attnrt {
 
@@ -32,11 +33,14 @@ struct AttentionPlan {
   std::set<std::string> draft_layers;
   std::set<std::string> fast_prefill_layers;
   SpeculativeChecks checks;  // over the target (non-draft) layers only
+  StartupVerdict startup;    // would vLLM start? (its refusals, not thrown)
 };
 
 // Plans `config` with the backends of `registry` (built-in, GPU profiles, config profiles).
 // Throws Error for anything the config cannot run with (unknown backend, no common kernel block
-// size, a FULL mode with a NEVER backend, ...).
+// size, a FULL mode with a NEVER backend, ...). Where vLLM would plan and then refuse to start
+// (one max-length request does not fit, too few Mamba blocks for FULL graphs), the plan is
+// returned with the refusals in `startup`.
 ATTNRT_API AttentionPlan plan_attention(const EngineConfig& config, const BackendRegistry& registry,
                                         Device device = Device::cpu());
 

@@ -18,6 +18,7 @@
 #include "attnrt/core/printable.h"
 #include "config/json_text.h"
 #include "core/fail.h"
+#include "hf_class_defaults.h"
 #include "hf_fields.h"
 #include "hf_layers.h"
 
@@ -26,15 +27,6 @@ namespace {
 
 using detail::HfFields;
 using nlohmann::json;
-
-// The text model type a wrapper holds when its text_config omits model_type.
-std::string text_model_type_of(std::string_view wrapper) {
-  static const std::map<std::string_view, std::string_view> kTextTypes = {
-      {"gemma3", "gemma3_text"}, {"gemma3n", "gemma3n_text"}, {"gemma4", "gemma4_text"},
-      {"llama4", "llama4_text"}, {"qwen3_5", "qwen3_5_text"}, {"mistral3", "mistral"}};
-  const auto it = kTextTypes.find(wrapper);
-  return std::string(it == kTextTypes.end() ? wrapper : it->second);
-}
 
 void refuse_hybrid(std::string_view model_type) {
   if (detail::is_hybrid_hf_model_type(model_type)) {
@@ -55,46 +47,100 @@ void refuse_unmapped(std::string_view model_type) {
        fmt::format("{}", fmt::join(types, ", ")));
 }
 
-// vLLM's _get_and_verify_max_len: the smallest of the length keys, scaled by rope_scaling's
-// factor unless the RoPE type extends the context itself (su, longrope, llama3).
-std::pair<int, std::string> derived_max_model_len(const HfFields& fields,
-                                                  std::vector<std::string>& notes) {
+// The rope dicts vLLM walks: transformers 5's rope_parameters (one dict, or one per layer type),
+// else the legacy rope_scaling. Each with its path, for messages.
+std::vector<std::pair<const json*, std::string>> rope_entries(const HfFields& fields) {
+  std::vector<std::pair<const json*, std::string>> entries;
+  for (const std::string_view key : {"rope_parameters", "rope_scaling"}) {
+    const json* rope = fields.get(key);
+    if (rope == nullptr || !rope->is_object()) continue;
+    const bool nested = !rope->empty() && std::ranges::all_of(rope->items(), [](const auto& item) {
+      return item.value().is_object();
+    });
+    if (!nested) {
+      entries.emplace_back(rope, fields.path(key) + ".");
+      return entries;
+    }
+    for (const auto& [layer_type, entry] : rope->items()) {
+      entries.emplace_back(&entry, fmt::format("{}.{}.", fields.path(key), layer_type));
+    }
+    return entries;
+  }
+  return entries;
+}
+
+struct MaxLen {
   double derived = INFINITY;
   std::string source;
+};
+
+// The smallest of vLLM's length keys; model_max_length (Command-R, Cohere 2) replaces it.
+MaxLen length_keys(const HfFields& fields, std::vector<std::string>& notes) {
+  MaxLen len;
   for (const std::string_view key :
        {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
         "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len"}) {
     const std::optional<double> value = fields.get_number(key);
-    if (value && *value < derived) {
-      derived = *value;
-      source = fields.path(key);
+    if (value && *value < len.derived) {
+      len.derived = *value;
+      len.source = fields.path(key);
     }
   }
-  if (!std::isfinite(derived)) {
+  if (const std::optional<double> value = fields.get_number("model_max_length");
+      value && *value != 0) {
+    len = {*value, fields.path("model_max_length")};
+  }
+  if (!std::isfinite(len.derived)) {
     notes.push_back("no max length field: vLLM assumes 2048");
-    derived = 2048;
-    source = "vLLM's default 2048";
+    len = {2048, "vLLM's default 2048"};
   }
-  if (const json* rope = fields.get("rope_scaling"); rope != nullptr && rope->is_object()) {
-    const HfFields scaling(*rope, fields.model_type(), fields.path("rope_scaling."));
-    const std::string type =
-        scaling.get_string("rope_type").value_or(scaling.get_string("type").value_or("default"));
-    if (type != "su" && type != "longrope" && type != "llama3") {
-      if (type == "yarn") {
-        derived = scaling.require_int("original_max_position_embeddings");
-        source = scaling.path("original_max_position_embeddings");
+  return len;
+}
+
+// vLLM's _get_and_verify_max_len: the length keys, then the RoPE factor of every rope entry
+// except su, longrope and llama3 (yarn from its original length), the last entry's factor
+// winning. Gemma 3 and 3n ("gemma3" in the text model type) skip the factor: their length is
+// already scaled. Returns the derived length (the bound on --max-model-len) and the default
+// (the derived one, except LongRoPE's original_max_position_embeddings).
+std::pair<MaxLen, int> derived_max_model_len(const HfFields& fields,
+                                             std::vector<std::string>& notes) {
+  MaxLen len = length_keys(fields, notes);
+  bool longrope = false;
+  if (fields.model_type().find("gemma3") == std::string::npos) {
+    double factor = 1.0;
+    std::string factor_source;
+    for (const auto& [rope, path] : rope_entries(fields)) {
+      const HfFields scaling(*rope, fields.model_type(), path);
+      const std::string type =
+          scaling.get_string("rope_type").value_or(scaling.get_string("type").value_or("default"));
+      longrope = longrope || type == "longrope";
+      if (type == "su" || type == "longrope" || type == "llama3") continue;
+      if (const std::optional<double> f = scaling.get_number("factor")) {
+        factor = *f;
+        factor_source = fmt::format(" x {}factor ({})", path, type);
       }
-      derived *= scaling.get_number("factor").value_or(1.0);
-      source += fmt::format(" x rope_scaling.factor ({})", type);
+      if (type == "yarn") {
+        len = {static_cast<double>(scaling.require_int("original_max_position_embeddings")),
+               scaling.path("original_max_position_embeddings")};
+      }
     }
+    len.derived *= factor;
+    len.source += factor_source;
+  } else if (!rope_entries(fields).empty()) {
+    notes.push_back("rope scaling not applied to the length: vLLM skips it for Gemma 3");
   }
-  if (!(derived >= 1)) fields.fail_at("max_position_embeddings", "must be at least 1");
-  if (derived > limits::kMaxModelLen) {
-    notes.push_back(fmt::format("derived max length {} capped at attnrt's limit {}", derived,
+  if (!(len.derived >= 1)) fields.fail_at("max_position_embeddings", "must be at least 1");
+  if (len.derived > limits::kMaxModelLen) {
+    notes.push_back(fmt::format("derived max length {} capped at attnrt's limit {}", len.derived,
                                 limits::kMaxModelLen));
-    derived = limits::kMaxModelLen;
+    len.derived = limits::kMaxModelLen;
   }
-  return {static_cast<int>(derived), source};
+  int default_len = static_cast<int>(len.derived);
+  if (longrope) {  // vLLM serves LongRoPE models at their original length unless asked for more
+    default_len =
+        std::clamp(fields.int_or("original_max_position_embeddings", default_len), 1, default_len);
+  }
+  return {len, default_len};
 }
 
 // torch_dtype (or transformers 5's dtype), the language config's first. float32 models are
@@ -189,19 +235,30 @@ HfImport import_hf_model(const json& value, const ImportOptions& options) {
   if (!architectures.empty()) result.architecture = printable(architectures.front(), 120);
   refuse_hybrid(*top_type);  // a hybrid wrapper is named before its text config is read
   const json* text = root.get("text_config");
-  const bool wrapped = text != nullptr;
-  if (wrapped && !text->is_object()) root.fail_at("text_config", "expected an object");
-  const json& language = wrapped ? *text : value;
+  if (text != nullptr && !text->is_object()) root.fail_at("text_config", "expected an object");
+  // A wrapper without a text_config builds its text class's defaults (transformers).
+  const bool wrapped = text != nullptr || detail::wrapped_text_model_type(*top_type) != *top_type;
+  json language = text != nullptr ? *text
+                  : wrapped       ? detail::default_text_config(*top_type)
+                                  : value;
   const HfFields probe(language, *top_type, wrapped ? "text_config." : "");
-  result.model_type = probe.get_string("model_type").value_or(text_model_type_of(*top_type));
+  result.model_type =
+      probe.get_string("model_type").value_or(detail::wrapped_text_model_type(*top_type));
   refuse_unmapped(result.model_type);
+  const detail::HfClassDefaults defaults =
+      detail::apply_class_defaults(language, result.model_type);
   const HfFields fields(language, result.model_type, wrapped ? "text_config." : "");
 
   detail::HfLayerSet set =
       detail::map_hf_layers(fields, wrapped ? "language_model.model" : "model");
   result.notes = set.notes;
-  std::tie(result.derived_max_model_len, result.max_len_source) =
-      derived_max_model_len(fields, result.notes);
+  if (!defaults.filled.empty()) {
+    result.notes.push_back(
+        fmt::format("class defaults ({}): {}", defaults.source, fmt::join(defaults.filled, ", ")));
+  }
+  const auto [max_len, default_len] = derived_max_model_len(fields, result.notes);
+  result.derived_max_model_len = static_cast<int>(max_len.derived);
+  result.max_len_source = max_len.source;
   result.model_dtype = model_dtype_of(fields, root, result.notes);
   // vLLM's "auto" state dtypes: the model dtype, unless the family fixes the SSM state's.
   for (detail::HfLayer& layer : set.layers) {
@@ -211,7 +268,7 @@ HfImport import_hf_model(const json& value, const ImportOptions& options) {
 
   EngineConfig& config = result.config;
   config.model.name = result.architecture.empty() ? result.model_type : result.architecture;
-  config.model.max_model_len = result.derived_max_model_len;
+  config.model.max_model_len = default_len;
   config.model.hidden_size = fields.get_int("hidden_size").value_or(fields.int_or("d_model", 0));
   config.model.vocab_size = std::clamp(fields.int_or("vocab_size", 0), 0, limits::kMaxVocabSize);
   if (set.max_encoder_len > 0) config.model.max_encoder_len = set.max_encoder_len;

@@ -28,9 +28,9 @@ HfLayer make_layer(std::string name, AttentionType type, const HfHeads& heads, i
   return layer;
 }
 
-// DeepSeek-V2/V3: MLA when kv_lora_rank is set (vLLM's default; its cache row is the latent plus
-// the RoPE key, one "head" replicated on every rank), else multi-head attention with
-// nope + rope key dims and v_head_dim values.
+// DeepSeek-V2/V3 and Kimi K2: MLA when kv_lora_rank is set (vLLM's default; its cache row is the
+// latent plus the RoPE key, one "head" replicated on every rank), else multi-head attention with
+// nope + rope key dims, V zero-padded to the same width.
 HfLayerSet map_deepseek_layers(const HfFields& fields, std::string_view prefix) {
   if (fields.has("index_topk")) {
     fields.fail_at("index_topk",
@@ -54,8 +54,10 @@ HfLayerSet map_deepseek_layers(const HfFields& fields, std::string_view prefix) 
     type = AttentionType::full;
     heads.num_kv_heads = heads.num_heads;
     heads.head_size = fields.require_int("qk_nope_head_dim") + rope;
-    head_size_v = fields.require_int("v_head_dim");
-    decided_by = "kv_lora_rank null: multi-head, qk_nope_head_dim + qk_rope_head_dim, v_head_dim";
+    // vLLM pads V to the key width before it writes the cache (deepseek_v2.py).
+    head_size_v = heads.head_size;
+    decided_by =
+        "kv_lora_rank null: multi-head, qk_nope_head_dim + qk_rope_head_dim (V padded to it)";
   }
   for (int i = 0; i < num_layers; ++i) {
     set.layers.push_back(

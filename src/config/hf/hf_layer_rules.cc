@@ -51,10 +51,8 @@ HfHeads read_hf_heads(const HfFields& fields, const HfFamilyDefaults& defaults) 
     }
   }
   if (kv_source.empty()) {
-    heads.num_kv_heads = defaults.num_kv_heads > 0 ? defaults.num_kv_heads : heads.num_heads;
-    kv_source = defaults.num_kv_heads > 0
-                    ? fmt::format("num_key_value_heads absent: default {}", defaults.num_kv_heads)
-                    : "num_key_value_heads absent: num_attention_heads";
+    heads.num_kv_heads = heads.num_heads;
+    kv_source = "num_key_value_heads absent: num_attention_heads";
   }
   std::string head_source;
   if (defaults.ignores_head_dim) {
@@ -63,9 +61,6 @@ HfHeads read_hf_heads(const HfFields& fields, const HfFamilyDefaults& defaults) 
   } else if (const std::optional<int> head_dim = fields.get_int("head_dim")) {
     heads.head_size = *head_dim;
     head_source = "head_dim";
-  } else if (defaults.head_dim > 0 && !fields.is_null("head_dim")) {
-    heads.head_size = defaults.head_dim;
-    head_source = fmt::format("head_dim absent: default {}", defaults.head_dim);
   } else {
     heads.head_size = derived_head_size(fields);
     head_source = "hidden_size / num_attention_heads";
@@ -119,9 +114,8 @@ HfLayerKinds sliding_except_every(int num_layers, int period, std::string decide
   return kinds;
 }
 
-int read_window(const HfFields& fields, int fallback) {
-  if (fields.is_null("sliding_window")) return 0;
-  const int window = fields.int_or("sliding_window", fallback);
+int read_window(const HfFields& fields) {
+  const int window = fields.int_or("sliding_window", 0);
   if (window < 0) fields.fail_at("sliding_window", "must not be negative (got {})", window);
   return window;
 }

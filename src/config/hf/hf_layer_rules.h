@@ -26,11 +26,10 @@ struct HfHeads {
   std::string decided_by;
 };
 
-// Transformers' defaults of a family for fields its config may omit (0: none).
+// What a family's vLLM model file does beyond the generic rules. The class defaults of omitted
+// fields are filled before (hf_class_defaults.h).
 struct HfFamilyDefaults {
-  int num_kv_heads = 0;           // 0: num_attention_heads
-  int head_dim = 0;               // 0: hidden_size / num_attention_heads
-  bool ignores_head_dim = false;  // the vLLM model file always derives it (Qwen2, Cohere2)
+  bool ignores_head_dim = false;  // the vLLM model file always derives it (Qwen2, Cohere2, ...)
 };
 
 // Query heads, KV heads (vLLM's first of n_head_kv, num_kv_heads, num_key_value_heads,
@@ -48,8 +47,9 @@ std::optional<HfLayerKinds> read_layer_types(const HfFields& fields, int num_lay
 // Sliding unless (i + 1) % period == 0 (Gemma 3, Cohere2: `sliding_window_pattern`).
 HfLayerKinds sliding_except_every(int num_layers, int period, std::string decided_by);
 
-// The window of the config: sliding_window, null meaning none, absent meaning `fallback`.
-int read_window(const HfFields& fields, int fallback);
+// The window of the config: sliding_window; null or absent (the class default is filled in
+// before) mean none.
+int read_window(const HfFields& fields);
 
 // Targets of the last `num_kv_shared_layers` layers: the last earlier layer of the same kind
 // before the shared range (transformers' rule). -1 for a layer that owns its cache.

@@ -13,23 +13,10 @@
 
 #include "attnrt/config/config_limits.h"
 #include "core/fail.h"
+#include "hf_family_shape.h"
 #include "hf_layer_rules.h"
 
 namespace attnrt::detail {
-namespace {
-
-// What a family's rule decides; build_layers turns it into named layers.
-struct FamilyShape {
-  HfLayerKinds kinds;
-  HfHeads heads;  // every layer, unless `full_heads` differs for full layers
-  std::optional<HfHeads> full_heads;
-  bool full_v_copies_k = false;
-  int window = 0;
-  int chunk = 0;
-  int num_shared = 0;  // num_kv_shared_layers
-  std::string attention_module = "self_attn";
-  std::vector<std::string> notes;
-};
 
 int num_layers_of(const HfFields& fields) {
   const int layers = fields.require_int("num_hidden_layers");
@@ -44,21 +31,31 @@ HfLayerKinds all_layers(int num_layers, HfLayerKind kind, std::string decided_by
           std::move(decided_by)};
 }
 
-// Llama, Mistral, Mixtral, Phi-3: `layer_types` if given, else one model-level window.
-FamilyShape llama_like(const HfFields& fields, int window_default, HfFamilyDefaults defaults) {
+FamilyShape llama_like(const HfFields& fields, HfFamilyDefaults defaults) {
   const int num_layers = num_layers_of(fields);
   FamilyShape shape;
   shape.heads = read_hf_heads(fields, defaults);
-  shape.window = read_window(fields, window_default);
-  if (auto kinds = read_layer_types(fields, num_layers)) {
+  shape.window = read_window(fields);
+  std::optional<HfLayerKinds> kinds = read_layer_types(fields, num_layers);
+  const bool interleaved = kinds && std::ranges::any_of(kinds->kinds, [&](HfLayerKind kind) {
+                             return kind != kinds->kinds.front();
+                           });
+  if (interleaved) {
     shape.kinds = std::move(*kinds);
   } else if (shape.window > 0) {
-    shape.kinds = all_layers(num_layers, HfLayerKind::sliding, "sliding_window (every layer)");
+    shape.kinds = all_layers(
+        num_layers, HfLayerKind::sliding,
+        kinds ? "one layer type, sliding_window set: vLLM's model-level window slides every layer"
+              : "sliding_window (every layer)");
+  } else if (kinds) {
+    shape.kinds = std::move(*kinds);
   } else {
     shape.kinds = all_layers(num_layers, HfLayerKind::full, "no sliding_window");
   }
   return shape;
 }
+
+namespace {
 
 // Qwen2/2.5, Qwen3, Qwen3-MoE: a window only with use_sliding_window, on layers from
 // max_window_layers on (transformers' derived layer_types).
@@ -67,7 +64,7 @@ FamilyShape qwen(const HfFields& fields, HfFamilyDefaults defaults) {
   FamilyShape shape;
   shape.heads = read_hf_heads(fields, defaults);
   const bool use_window = fields.get_bool("use_sliding_window").value_or(false);
-  shape.window = use_window ? read_window(fields, 4096) : 0;
+  shape.window = use_window ? read_window(fields) : 0;
   if (auto kinds = read_layer_types(fields, num_layers)) {
     shape.kinds = std::move(*kinds);
   } else if (shape.window > 0) {
@@ -85,17 +82,20 @@ FamilyShape qwen(const HfFields& fields, HfFamilyDefaults defaults) {
   return shape;
 }
 
-// Gemma 2 / 3 / 3n and Cohere2: interleaved local and global layers.
-FamilyShape interleaved(const HfFields& fields, int window_default, HfFamilyDefaults defaults,
+}  // namespace
+
+FamilyShape interleaved(const HfFields& fields, HfFamilyDefaults defaults,
                         const std::function<HfLayerKinds(int)>& derive) {
   const int num_layers = num_layers_of(fields);
   FamilyShape shape;
   shape.heads = read_hf_heads(fields, defaults);
-  shape.window = read_window(fields, window_default);
+  shape.window = read_window(fields);
   auto kinds = read_layer_types(fields, num_layers);
   shape.kinds = kinds ? std::move(*kinds) : derive(num_layers);
   return shape;
 }
+
+namespace {
 
 HfLayerKinds pattern_kinds(const HfFields& fields, int num_layers, int period_default) {
   const std::optional<int> period = fields.get_int("sliding_window_pattern");
@@ -109,8 +109,12 @@ HfLayerKinds pattern_kinds(const HfFields& fields, int num_layers, int period_de
 }
 
 FamilyShape gemma4(const HfFields& fields) {
-  FamilyShape shape = interleaved(fields, 0, {}, [&](int) -> HfLayerKinds {
-    fields.fail_at("layer_types", "missing; Gemma 4 configs list their layer types");
+  // Gemma4TextConfig without layer_types: every 6th layer global, and the last one always.
+  FamilyShape shape = interleaved(fields, {}, [](int num_layers) {
+    HfLayerKinds kinds = sliding_except_every(
+        num_layers, 6, "layer_types absent: every 6th layer and the last global");
+    kinds.kinds.back() = HfLayerKind::full;
+    return kinds;
   });
   if (shape.window == 0 &&
       std::ranges::find(shape.kinds.kinds, HfLayerKind::sliding) != shape.kinds.kinds.end()) {
@@ -135,8 +139,8 @@ FamilyShape gemma4(const HfFields& fields) {
 FamilyShape gpt_oss(const HfFields& fields) {
   const int num_layers = num_layers_of(fields);
   FamilyShape shape;
-  shape.heads = read_hf_heads(fields, {8, 64, false});
-  shape.window = read_window(fields, 128);
+  shape.heads = read_hf_heads(fields, {});
+  shape.window = read_window(fields);
   // vLLM's gpt_oss.py slides on even layers and does not read layer_types.
   shape.kinds = all_layers(num_layers, HfLayerKind::full, "layer index % 2 == 0 slides (vLLM)");
   if (shape.window > 0) {
@@ -150,7 +154,7 @@ FamilyShape gpt_oss(const HfFields& fields) {
 FamilyShape llama4(const HfFields& fields) {
   const int num_layers = num_layers_of(fields);
   FamilyShape shape;
-  shape.heads = read_hf_heads(fields, {8, 128, false});
+  shape.heads = read_hf_heads(fields, {});
   shape.chunk =
       fields.is_null("attention_chunk_size") ? 0 : fields.int_or("attention_chunk_size", 8192);
   std::vector<int> rope = fields.int_list("no_rope_layers");
@@ -173,44 +177,43 @@ FamilyShape llama4(const HfFields& fields) {
   return shape;
 }
 
-using FamilyRule = std::function<FamilyShape(const HfFields&)>;
-
 const std::map<std::string_view, FamilyRule>& family_rules() {
   static const std::map<std::string_view, FamilyRule> rules = [] {
     std::map<std::string_view, FamilyRule> r;
-    const auto llama = [](const HfFields& f) { return llama_like(f, 0, {}); };
+    const auto llama = [](const HfFields& f) { return llama_like(f, {}); };
     r["llama"] = llama;
-    r["mistral"] = [](const HfFields& f) { return llama_like(f, 4096, {8, 0, false}); };
-    r["mixtral"] = [](const HfFields& f) { return llama_like(f, 0, {8, 0, false}); };
+    r["mistral"] = llama;
+    r["mixtral"] = llama;
     r["phi3"] = llama;
     for (const char* type : {"qwen2", "qwen2_moe"}) {
-      r[type] = [](const HfFields& f) { return qwen(f, {0, 0, true}); };
+      r[type] = [](const HfFields& f) { return qwen(f, {true}); };
     }
     for (const char* type : {"qwen3", "qwen3_moe"}) {
-      r[type] = [](const HfFields& f) { return qwen(f, {32, 128, false}); };
+      r[type] = [](const HfFields& f) { return qwen(f, {}); };
     }
     r["gemma2"] = [](const HfFields& f) {
-      return interleaved(f, 4096, {4, 256, false}, [](int n) {
+      return interleaved(f, {}, [](int n) {
         HfLayerKinds k = sliding_except_every(n, 2, "layer_types absent: even layers slide");
         return k;
       });
     };
     r["gemma3_text"] = [](const HfFields& f) {
-      return interleaved(f, 4096, {4, 256, false}, [&](int n) { return pattern_kinds(f, n, 6); });
+      return interleaved(f, {}, [&](int n) { return pattern_kinds(f, n, 6); });
     };
     r["gemma3n_text"] = [](const HfFields& f) {
-      FamilyShape shape = interleaved(f, 512, {2, 256, false}, [](int n) {
+      FamilyShape shape = interleaved(f, {}, [](int n) {
         return sliding_except_every(n, 5, "layer_types absent: every 5th layer global");
       });
-      shape.num_shared = f.int_or("num_kv_shared_layers", 15);
+      shape.num_shared = f.int_or("num_kv_shared_layers", 0);
       return shape;
     };
     r["cohere2"] = [](const HfFields& f) {
-      return interleaved(f, 4096, {0, 0, true}, [&](int n) { return pattern_kinds(f, n, 4); });
+      return interleaved(f, {true}, [&](int n) { return pattern_kinds(f, n, 4); });
     };
     r["gemma4_text"] = gemma4;
     r["gpt_oss"] = gpt_oss;
     r["llama4_text"] = llama4;
+    add_plain_family_rules(r);
     return r;
   }();
   return rules;
@@ -221,8 +224,8 @@ constexpr std::array<std::string_view, 9> kHybridModelTypes = {
     "falcon_h1",       "zamba2", "bamba", "mamba",      "mamba2",
     "minimax_text_01", "plamo2", "lfm2",  "kimi_linear"};
 // Hybrid models it maps (hf_state_layers.cc).
-constexpr std::array<std::string_view, 5> kMappedHybridModelTypes = {
-    "granitemoehybrid", "jamba", "nemotron_h", "qwen3_5_text", "qwen3_next"};
+constexpr std::array<std::string_view, 6> kMappedHybridModelTypes = {
+    "granitemoehybrid", "jamba", "nemotron_h", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_next"};
 
 }  // namespace
 
@@ -233,7 +236,7 @@ bool is_hybrid_hf_model_type(std::string_view model_type) {
 std::vector<std::string_view> supported_hf_model_types() {
   std::vector<std::string_view> types;
   for (const auto& entry : family_rules()) types.push_back(entry.first);
-  for (const std::string_view extra : {"deepseek_v2", "deepseek_v3", "whisper"}) {
+  for (const std::string_view extra : {"deepseek_v2", "deepseek_v3", "kimi_k2", "whisper"}) {
     types.push_back(extra);
   }
   types.insert(types.end(), kMappedHybridModelTypes.begin(), kMappedHybridModelTypes.end());
@@ -272,9 +275,11 @@ std::vector<HfLayer> build_layers(const HfFields& fields, const FamilyShape& sha
       }
       decided_by += ", sliding_window";
     }
-    HfLayer layer =
-        make_layer(fmt::format("{}.layers.{}.{}.attn", prefix, i, shape.attention_module),
-                   attention_type_of(kind), heads, heads.head_size, std::move(decided_by));
+    std::string name = shape.transformers_backend_names
+                           ? fmt::format("{}.attn", i)
+                           : fmt::format("{}.layers.{}.{}.attn", prefix, i, shape.attention_module);
+    HfLayer layer = make_layer(std::move(name), attention_type_of(kind), heads, heads.head_size,
+                               std::move(decided_by));
     layer.sliding_window = kind == HfLayerKind::sliding ? shape.window : 0;
     layer.attention_chunk_size = kind == HfLayerKind::chunked ? shape.chunk : 0;
     layer.v_copies_k = full && shape.full_v_copies_k;
@@ -292,7 +297,9 @@ HfLayerSet map_whisper_layers(const HfFields& fields);
 
 HfLayerSet map_hf_layers(const HfFields& fields, std::string_view prefix) {
   const std::string& type = fields.model_type();
-  if (type == "deepseek_v2" || type == "deepseek_v3") return map_deepseek_layers(fields, prefix);
+  if (type == "deepseek_v2" || type == "deepseek_v3" || type == "kimi_k2") {
+    return map_deepseek_layers(fields, prefix);
+  }
   if (type == "whisper") return map_whisper_layers(fields);
   if (std::ranges::find(kMappedHybridModelTypes, type) != kMappedHybridModelTypes.end()) {
     return map_hybrid_layers(fields, prefix);

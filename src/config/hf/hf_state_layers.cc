@@ -108,7 +108,7 @@ HfLayerSet jamba(const HfFields& fields, std::string_view prefix) {
                           positive_field(fields, "mamba_d_state", 16),
                           positive_field(fields, "mamba_d_conv", 4)};
   // vLLM's jamba.py registers attention without a self_attn level, and the mixer as `mixer`.
-  return build(shape, {std::string(prefix), "attn", "mixer"}, read_hf_heads(fields, {8, 0, true}),
+  return build(shape, {std::string(prefix), "attn", "mixer"}, read_hf_heads(fields, {true}),
                AttentionType::mamba, state,
                "Mamba-1: hidden_size x mamba_expand, mamba_d_state, mamba_d_conv");
 }
@@ -134,7 +134,7 @@ HfLayerSet granite4(const HfFields& fields, std::string_view prefix) {
   StateLayerConfig state;
   state.dims = dims;
   return build(shape, {std::string(prefix), "self_attn.attn", "mixer"},
-               read_hf_heads(fields, {0, 0, true}), AttentionType::mamba, state,
+               read_hf_heads(fields, {true}), AttentionType::mamba, state,
                "Mamba-2: hidden_size x mamba_expand, mamba_n_groups, mamba_n_heads, mamba_d_head, "
                "mamba_d_state, mamba_d_conv");
 }
@@ -172,7 +172,7 @@ HfLayerSet nemotron_h(const HfFields& fields, std::string_view prefix) {
   dims.conv_kernel = positive_field(fields, "conv_kernel", 4);
   StateLayerConfig state;
   state.dims = dims;
-  HfHeads heads = read_hf_heads(fields, {8, 128, false});
+  HfHeads heads = read_hf_heads(fields, {});
   if (const std::optional<int> width = fields.get_int("attention_head_dim")) {
     heads.head_size = *width;
     heads.decided_by = "num_attention_heads, num_key_value_heads, attention_head_dim";
@@ -214,7 +214,7 @@ HfLayerSet qwen_gated_delta_net(const HfFields& fields, std::string_view prefix)
   StateLayerConfig state;
   state.dims = dims;
   return build(shape, {std::string(prefix), "self_attn.attn", "linear_attn"},
-               read_hf_heads(fields, {2, 256, false}), AttentionType::linear_attention, state,
+               read_hf_heads(fields, {}), AttentionType::linear_attention, state,
                "Gated DeltaNet: linear_num_key_heads, linear_num_value_heads, "
                "linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim");
 }
@@ -226,7 +226,7 @@ HfLayerSet map_hybrid_layers(const HfFields& fields, std::string_view prefix) {
   if (type == "jamba") return jamba(fields, prefix);
   if (type == "granitemoehybrid") return granite4(fields, prefix);
   if (type == "nemotron_h") return nemotron_h(fields, prefix);
-  if (type == "qwen3_next" || type == "qwen3_5_text") {
+  if (type == "qwen3_next" || type == "qwen3_5_text" || type == "qwen3_5_moe_text") {
     HfLayerSet set = qwen_gated_delta_net(fields, prefix);
     if (const std::optional<std::string> dtype = fields.get_string("mamba_ssm_dtype")) {
       set.ssm_dtype = read_state_dtype(fields, "mamba_ssm_dtype", *dtype);

@@ -12,6 +12,7 @@
 #include "attnrt/core/nearest_name.h"
 #include "attnrt/core/printable.h"
 #include "core/fail.h"
+#include "hf_class_defaults.h"
 #include "hf_weights_parts.h"
 
 namespace attnrt {
@@ -332,12 +333,19 @@ const nlohmann::json& language_config(const nlohmann::json& config) {
   return *it;
 }
 
+// The language model's type: its own, else the one its wrapper holds (as the importer reads it).
 std::string model_type_of(const nlohmann::json& config, const nlohmann::json& text) {
   const char* where = &config == &text ? "model_type" : "text_config.model_type";
   const auto it = text.find("model_type");
-  if (it == text.end() || it->is_null()) fail("{}: missing; it names the model family", where);
-  if (!it->is_string()) fail("{}: expected a string", where);
-  return it->get<std::string>();
+  if (it != text.end() && !it->is_null()) {
+    if (!it->is_string()) fail("{}: expected a string", where);
+    return it->get<std::string>();
+  }
+  const auto top = config.find("model_type");
+  if (&config != &text && top != config.end() && top->is_string()) {
+    return detail::wrapped_text_model_type(top->get<std::string>());
+  }
+  fail("{}: missing; it names the model family", where);
 }
 
 void add_priced(WeightBreakdown& out, const HfTensor& t, const Storage& storage) {
@@ -364,9 +372,15 @@ WeightBreakdown estimate_hf_weight_bytes(const nlohmann::json& config, int tenso
          limits::kMaxTensorParallel);
   }
   const nlohmann::json& text = language_config(config);
-  const std::string type = model_type_of(config, text);
+  std::string type = model_type_of(config, text);
+  nlohmann::json filled = text;  // with the fields transformers' class fills in
+  if (&text == &config && detail::wrapped_text_model_type(type) != type) {
+    filled = detail::default_text_config(type);  // a wrapper without a text_config
+    type = detail::wrapped_text_model_type(type);
+  }
   const detail::HfFamily& family = find_family(type);
-  const WeightFields fields(text, type);
+  (void)detail::apply_class_defaults(filled, type);
+  const WeightFields fields(filled, type);
   const Storage storage = read_storage(config, text, type);
   detail::HfWeights weights(static_cast<std::uint64_t>(tensor_parallel_size));
   const detail::HfHeadShape head = family.add(fields, weights);

@@ -39,9 +39,13 @@ int run_plan(const PlanOptions& options) {
   const BackendRegistry registry = make_backend_registry(
       config, make_builtin_backends(cpu_flash_options_with(options.bf16_products)));
   const AttentionPlan plan = plan_attention(config, registry);
+  const int status = plan.startup.starts() ? 0 : kExitVllmWouldRefuse;
+  if (!plan.startup.starts()) {  // also on stderr, for scripts that read only the JSON
+    std::cerr << "attnrt: vLLM would refuse to start: " << plan.startup.reasons.front() << '\n';
+  }
   if (options.json) {
     std::cout << plan_json_text(config, plan, extras, 2) << '\n';
-    return 0;
+    return status;
   }
   // The comparison is extra information: a budget that fits only thanks to sharing is still valid.
   std::optional<KVCachePlan> without_sharing;
@@ -53,7 +57,7 @@ int run_plan(const PlanOptions& options) {
     }
   }
   std::cout << plan_to_text(config, plan, without_sharing, extras);
-  return 0;
+  return status;
 }
 
 }  // namespace

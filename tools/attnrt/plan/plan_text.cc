@@ -8,6 +8,7 @@
 #include <map>
 
 #include "attnrt/config/config_loader.h"
+#include "attnrt/runner/vllm_kv_cache_log.h"
 #include "kernel_summary.h"
 #include "plan/plan_report.h"
 
@@ -100,6 +101,9 @@ void kv_cache_section(TextOut& out, const EngineConfig& config, const AttentionP
              format_size(capacity.available_bytes));
   } else {
     out.line("  does not fit: {}", capacity.message());
+  }
+  for (const std::string& line : vllm_kv_cache_log_lines(vllm_kv_cache_log(plan.kv, config))) {
+    out.line("  vLLM logs: {}", line);
   }
   const std::map<std::string, std::string> targets(plan.kv.shared_layers.begin(),
                                                    plan.kv.shared_layers.end());
@@ -220,6 +224,13 @@ std::string plan_to_text(const EngineConfig& config, const AttentionPlan& plan,
     out.line("  {:<40} offset {:>14}  {}[{}]  strides [{}]{}", *b.layer, v.byte_offset,
              dtype_name(v.dtype), fmt::join(v.shape, ","), fmt::join(v.strides, ","),
              b.shares() ? "  (shares " + *b.owner + ")" : std::string());
+  }
+  // The verdict comes last, after the whole plan, as vLLM stops after planning.
+  if (plan.startup.starts()) {
+    out.line("startup: vLLM would start");
+  } else {
+    out.line("startup: vLLM would refuse to start:");
+    for (const std::string& reason : plan.startup.reasons) out.line("  {}", reason);
   }
   return out.take();
 }
