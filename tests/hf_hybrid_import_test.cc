@@ -53,6 +53,7 @@ TEST_P(HfHybridPlanTest, ImportAndPlan) {
   const Expected& e = GetParam();
   EngineArgs args;
   args.memory = (e.file.starts_with("nemotron") ? 48 : 24) * GiB;
+  args.enable_prefix_caching = false;  // vLLM's "none" mode: one state block per request
   const LoadedModel model = load_model(fixture_path(e.file), args);
   const EngineConfig& config = model.config;
   const int state_layers =
@@ -78,6 +79,17 @@ TEST_P(HfHybridPlanTest, ImportAndPlan) {
   EXPECT_EQ(blocks.limited_by(), e.limited_by);
   EXPECT_DOUBLE_EQ(max_concurrency(kv, config),
                    static_cast<double>(e.num_blocks) / static_cast<double>(blocks.total()));
+
+  // By default prefix caching is on, as in the newest vLLM: "align" holds two state blocks per
+  // request and state group, on the same pool.
+  args.enable_prefix_caching.reset();
+  const LoadedModel cached = load_model(fixture_path(e.file), args);
+  EXPECT_TRUE(cached.config.cache.enable_prefix_caching);
+  const AttentionPlan aligned = plan_attention(cached.config, backend_registry_for(cached.config));
+  EXPECT_EQ(aligned.kv.kv_cache_config.num_blocks, e.num_blocks);
+  const BlocksPerRequest two = blocks_per_request(aligned.kv.kv_cache_config, cached.config);
+  EXPECT_EQ(two.attention, e.attention_blocks_per_request);
+  EXPECT_EQ(two.state, 2 * e.state_blocks_per_request);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -39,6 +39,7 @@ struct VllmArgs {
   std::optional<int> block_size = std::nullopt;
   std::optional<std::string> kv_cache_dtype = std::nullopt;
   std::optional<int> max_num_batched_tokens = std::nullopt;
+  std::optional<bool> enable_prefix_caching = std::nullopt;  // unset: attnrt's (newest vLLM's)
 
   EngineArgs with_memory(std::uint64_t memory) const {
     EngineArgs engine;
@@ -47,6 +48,7 @@ struct VllmArgs {
     engine.block_size = block_size;
     engine.kv_cache_dtype = kv_cache_dtype;
     engine.max_num_batched_tokens = max_num_batched_tokens;
+    engine.enable_prefix_caching = enable_prefix_caching;
     engine.memory = memory;
     return engine;
   }
@@ -200,7 +202,7 @@ const std::vector<LoggedStartup>& logged_startups() {
       // takes 482 attention blocks + 3 state blocks.
       {.source = "Qwen3-Next-80B-A3B-Instruct launch log (index id 7292846353), TP 2",
        .file = "qwen3-next-80b-a3b-thinking.json",
-       .args = {.tensor_parallel_size = 2},
+       .args = {.tensor_parallel_size = 2, .enable_prefix_caching = false},
        .available_gib = 44.59,
        .tokens = 973760,
        .max_concurrency = 14.77},

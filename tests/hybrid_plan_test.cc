@@ -137,6 +137,33 @@ TEST(HybridPlan, FullGraphsNeedAStateBlockPerSequence) {
       plan_of(load_config_text(hybrid_json("", "FULL_AND_PIECEWISE", 85), "h")).startup.starts());
 }
 
+TEST(HybridPlan, PrefixCachingHoldsTwoStateBlocksPerRequest) {
+  // vLLM's "align" mode (prefix caching on): two state blocks per request and state group, so
+  // the concurrency drops; without prefix caching the mode is "none" whatever was asked.
+  EngineConfig config = load_config_text(hybrid_json(), "h");
+  const auto state_blocks = [&](bool prefix_caching, MambaCacheMode mode) {
+    config.cache.enable_prefix_caching = prefix_caching;
+    config.cache.mamba_cache_mode = mode;
+    const AttentionPlan plan = plan_of(config);
+    EXPECT_EQ(plan.kv.attention_block_size, 48);  // the alignment does not depend on the mode
+    const BlocksPerRequest blocks = blocks_per_request(plan.kv.kv_cache_config, config);
+    EXPECT_EQ(blocks.attention, 22u);  // cdiv(1024, 48) for the one attention group
+    return blocks.state;
+  };
+  EXPECT_EQ(state_blocks(false, MambaCacheMode::none), 2u);  // 2 state groups x 1
+  EXPECT_EQ(state_blocks(false, MambaCacheMode::align), 2u);
+  EXPECT_EQ(state_blocks(true, MambaCacheMode::none), 4u);  // "none" becomes "align"
+  EXPECT_EQ(state_blocks(true, MambaCacheMode::align), 4u);
+  config.cache.enable_prefix_caching = true;
+  const AttentionPlan plan = plan_of(config);
+  EXPECT_DOUBLE_EQ(max_concurrency(plan.kv.kv_cache_config, config),
+                   static_cast<double>(plan.kv.kv_cache_config.num_blocks) / 26.0);
+  EXPECT_EQ(effective_mamba_cache_mode(config.cache), MambaCacheMode::align);
+  config.cache.mamba_cache_mode = MambaCacheMode::all;
+  EXPECT_NE(error_of([&] { validate_config(config); }).find("cache.mamba_cache_mode: \"all\""),
+            std::string::npos);
+}
+
 TEST(HybridPlan, DraftTokensAddConvRowsAndStateBlocks) {
   const EngineConfig config =
       load_config_text(hybrid_json(R"(, "speculative": {"num_speculative_tokens": 2})"), "h");

@@ -34,6 +34,10 @@ EngineArgs engine_args(const py::kwargs& kwargs) {
       args.num_gpu_blocks_override = py::cast<std::int64_t>(value);
     } else if (key == "kv_sharing_fast_prefill") {
       args.kv_sharing_fast_prefill = py::cast<bool>(value);
+    } else if (key == "enable_prefix_caching") {
+      args.enable_prefix_caching = py::cast<bool>(value);
+    } else if (key == "mamba_cache_mode") {
+      args.mamba_cache_mode = py::cast<std::string>(value);
     } else if (key == "max_num_seqs") {
       args.max_num_seqs = py::cast<int>(value);
     } else if (key == "max_num_batched_tokens") {
@@ -43,8 +47,8 @@ EngineArgs engine_args(const py::kwargs& kwargs) {
     } else {
       throw Error("load_config: unknown keyword argument '" + key +
                   "'; expected max_model_len, tensor_parallel_size, block_size, kv_cache_dtype, "
-                  "num_gpu_blocks_override, kv_sharing_fast_prefill, max_num_seqs, "
-                  "max_num_batched_tokens or memory");
+                  "num_gpu_blocks_override, kv_sharing_fast_prefill, enable_prefix_caching, "
+                  "mamba_cache_mode, max_num_seqs, max_num_batched_tokens or memory");
     }
   }
   return args;

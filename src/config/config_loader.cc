@@ -62,6 +62,9 @@ void read_cache(const json& value, CacheConfig& cache) {
     cache.memory = read_memory(*memory, reader.path_of("memory"));
   }
   reader.read("kv_sharing_fast_prefill", cache.kv_sharing_fast_prefill);
+  reader.read("enable_prefix_caching", cache.enable_prefix_caching);
+  reader.read_choice("mamba_cache_mode", cache.mamba_cache_mode, "a Mamba cache mode",
+                     kMambaCacheModeNames, kAllMambaCacheModes);
   if (const json* blocks = reader.field("num_gpu_blocks_override"); blocks && !blocks->is_null()) {
     cache.num_gpu_blocks_override =
         detail::read_int(*blocks, reader.path_of("num_gpu_blocks_override"));

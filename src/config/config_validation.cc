@@ -41,6 +41,11 @@ void validate_cache(const CacheConfig& cache) {
     fail("cache.dtype: {} is not a KV cache type; use auto, float32, float16, bfloat16 or fp8_e4m3",
          dtype_name(cache.dtype));
   }
+  if (cache.mamba_cache_mode == MambaCacheMode::all) {
+    fail(
+        "cache.mamba_cache_mode: \"all\" (a state block per attention block, aligned to the "
+        "model's Mamba chunk size) is not planned by attnrt; use \"align\" or \"none\"");
+  }
 }
 
 void validate_compilation(const CompilationConfig& compilation) {

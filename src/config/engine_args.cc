@@ -3,6 +3,7 @@
 
 #include "attnrt/config/engine_args.h"
 
+#include <algorithm>
 #include <array>
 
 #include "attnrt/config/config_loader.h"
@@ -62,6 +63,21 @@ void apply_engine_args(EngineConfig& config, const EngineArgs& args, DType model
   if (args.kv_sharing_fast_prefill) {
     apply("--kv-sharing-fast-prefill",
           [&] { updated.cache.kv_sharing_fast_prefill = *args.kv_sharing_fast_prefill; });
+  }
+  if (args.enable_prefix_caching) {
+    apply("--enable-prefix-caching",
+          [&] { updated.cache.enable_prefix_caching = *args.enable_prefix_caching; });
+  }
+  if (args.mamba_cache_mode) {
+    apply("--mamba-cache-mode", [&] {
+      const auto* name = std::ranges::find(kMambaCacheModeNames, *args.mamba_cache_mode);
+      if (name == kMambaCacheModeNames.end()) {
+        fail("\"{}\" is not a Mamba cache mode (none, align, all)",
+             printable(*args.mamba_cache_mode, 40));
+      }
+      updated.cache.mamba_cache_mode =
+          kAllMambaCacheModes[static_cast<std::size_t>(name - kMambaCacheModeNames.begin())];
+    });
   }
   if (args.max_num_seqs) {
     apply("--max-num-seqs", [&] { updated.scheduler.max_num_seqs = *args.max_num_seqs; });

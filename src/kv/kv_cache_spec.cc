@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "attnrt/core/checked_math.h"
+#include "attnrt/kv/state_blocks.h"
 #include "byte_text.h"
 #include "core/fail.h"
 
@@ -174,8 +175,11 @@ std::int64_t KVCacheSpec::max_memory_usage_bytes(const EngineConfig& config) con
       return 0;
     case KVSpecKind::mamba:
     case KVSpecKind::linear_attention:
-      // vLLM's "none" state cache mode: one block, and one per draft token.
-      return checked_bytes(what, std::int64_t{1} + num_speculative_blocks, page);
+      // One block ("none") or two ("align"), and one per draft token.
+      return checked_bytes(what,
+                           state_blocks_per_request(effective_mamba_cache_mode(config.cache),
+                                                    num_speculative_blocks),
+                           page);
   }
   return 0;
 }

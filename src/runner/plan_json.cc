@@ -33,6 +33,8 @@ nlohmann::json hybrid_json(const EngineConfig& config, const KVCachePlan& plan) 
   nlohmann::json json = {
       {"blocks_per_request", {{"attention", blocks.attention}, {"state", blocks.state}}},
       {"max_concurrency_limited_by", blocks.limited_by()},
+      {"enable_prefix_caching", config.cache.enable_prefix_caching},
+      {"mamba_cache_mode", mamba_cache_mode_name(effective_mamba_cache_mode(config.cache))},
       {"alignment", nullptr}};
   if (const std::optional<HybridBlockSize>& hybrid = plan.hybrid_block_size) {
     json["alignment"] = {{"requested_block_size", hybrid->requested_block_size},

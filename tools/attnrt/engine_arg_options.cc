@@ -10,6 +10,8 @@
 namespace attnrt::cli {
 namespace {
 
+// "all" is in vLLM's list; validate_config refuses it with the reason.
+constexpr std::array<std::string_view, 3> kMambaCacheModes = {"none", "align", "all"};
 constexpr std::array<std::string_view, 6> kCacheDtypes = {"auto",    "bfloat16", "float16",
                                                           "float32", "fp8",      "fp8_e4m3"};
 
@@ -48,6 +50,18 @@ void add_engine_arg_options(CLI::App& command, EngineArgOptions& options) {
       ->check(integer_in(1, limits::kMaxNumBlocks));
   command.add_flag("--kv-sharing-fast-prefill", options.kv_sharing_fast_prefill,
                    "Let trailing KV-sharing layers skip prefill rows that produce no logits");
+  CLI::Option* prefix_on = command.add_flag(
+      "--enable-prefix-caching", options.enable_prefix_caching,
+      "vLLM's prefix caching: hybrids keep two state blocks per request (\"align\") (default: "
+      "on for hybrid Hugging Face models, as in the newest vLLM)");
+  command
+      .add_flag("--no-enable-prefix-caching", options.no_enable_prefix_caching,
+                "Without prefix caching: one state block per request (\"none\")")
+      ->excludes(prefix_on);
+  command
+      .add_option("--mamba-cache-mode", options.mamba_cache_mode,
+                  "State blocks per request of a hybrid: none, align (with prefix caching)")
+      ->check(one_of(kMambaCacheModes, "a Mamba cache mode"));
   command
       .add_option("--max-num-seqs", options.max_num_seqs,
                   "Requests the scheduler runs at once (default: the config's; 256 for HF)")
@@ -81,6 +95,9 @@ EngineArgs to_engine_args(const EngineArgOptions& options) {
   args.kv_cache_dtype = options.kv_cache_dtype;
   args.num_gpu_blocks_override = options.num_gpu_blocks_override;
   if (options.kv_sharing_fast_prefill) args.kv_sharing_fast_prefill = true;
+  if (options.enable_prefix_caching) args.enable_prefix_caching = true;
+  if (options.no_enable_prefix_caching) args.enable_prefix_caching = false;
+  args.mamba_cache_mode = options.mamba_cache_mode;
   args.max_num_seqs = options.max_num_seqs;
   args.max_num_batched_tokens = options.max_num_batched_tokens;
   if (!options.memory.empty()) {

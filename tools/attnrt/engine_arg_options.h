@@ -19,6 +19,9 @@ struct EngineArgOptions {
   std::optional<std::string> kv_cache_dtype;
   std::optional<std::int64_t> num_gpu_blocks_override;
   bool kv_sharing_fast_prefill = false;
+  bool enable_prefix_caching = false;  // neither flag: the model's default
+  bool no_enable_prefix_caching = false;
+  std::optional<std::string> mamba_cache_mode;
   std::optional<int> max_num_seqs;
   std::optional<int> max_num_batched_tokens;
   std::string memory;

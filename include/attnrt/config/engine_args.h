@@ -20,6 +20,8 @@ struct EngineArgs {
   std::optional<std::string> kv_cache_dtype;  // "auto" = the model's dtype, or a cache dtype name
   std::optional<std::int64_t> num_gpu_blocks_override;
   std::optional<bool> kv_sharing_fast_prefill;
+  std::optional<bool> enable_prefix_caching;    // --enable-prefix-caching / --no-enable-...
+  std::optional<std::string> mamba_cache_mode;  // "none", "align" or "all"
   std::optional<int> max_num_seqs;
   std::optional<int> max_num_batched_tokens;
   std::optional<std::uint64_t> memory;  // KV cache bytes per rank (`--memory`)

@@ -72,6 +72,14 @@ struct ModelConfig {
   std::vector<LayerConfig> layers;  // execution order, `repeat` already expanded
 };
 
+// vLLM's --mamba-cache-mode: how many state blocks a request of a hybrid model holds. "none"
+// keeps one state (plus one per draft token); "align", vLLM's prefix-caching mode, keeps two;
+// "all" keeps one per attention block (not planned by attnrt: refused by validation).
+enum class MambaCacheMode { none, align, all };
+inline constexpr std::array<std::string_view, 3> kMambaCacheModeNames = {"none", "align", "all"};
+inline constexpr std::array<MambaCacheMode, 3> kAllMambaCacheModes = {
+    MambaCacheMode::none, MambaCacheMode::align, MambaCacheMode::all};
+
 struct CacheConfig {
   int block_size = 16;        // tokens per manager block
   DType dtype = DType::bf16;  // KV cache element type
@@ -80,7 +88,16 @@ struct CacheConfig {
   bool kv_sharing_fast_prefill = false;
   // vLLM's num_gpu_blocks_override: plan exactly this many blocks, whatever `memory` holds.
   std::optional<std::int64_t> num_gpu_blocks_override;
+  // vLLM's --enable-prefix-caching and --mamba-cache-mode. Only state layers are affected here:
+  // with prefix caching a "none" mode becomes "align" (vLLM's choice for models without "all"),
+  // without it the mode is "none" (effective_mamba_cache_mode).
+  bool enable_prefix_caching = false;
+  MambaCacheMode mamba_cache_mode = MambaCacheMode::none;
 };
+
+// The mode vLLM runs with (MambaModelConfig.verify_and_update_config).
+ATTNRT_API MambaCacheMode effective_mamba_cache_mode(const CacheConfig& cache);
+ATTNRT_API std::string_view mamba_cache_mode_name(MambaCacheMode mode);
 
 struct CompilationConfig {
   CUDAGraphMode cudagraph_mode = CUDAGraphMode::FULL_AND_PIECEWISE;

@@ -8,11 +8,12 @@
 #include <optional>
 #include <string>
 
+#include "attnrt/config/engine_config.h"
 #include "attnrt/core/export.h"
 
 namespace attnrt {
 
-enum class StateCacheMode { none, align };
+using StateCacheMode = MambaCacheMode;  // "all" is refused by validate_config
 
 // Blocks one request needs in a state group: 1 + drafts ("none") or 2 + drafts ("align").
 // Throws Error for a negative draft count.

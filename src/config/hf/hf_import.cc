@@ -277,6 +277,15 @@ HfImport import_hf_model(const json& value, const ImportOptions& options) {
   // vLLM's defaults for an online server on one large GPU.
   config.scheduler.max_num_seqs = 256;
   config.scheduler.max_num_batched_tokens = 8192;
+  // The newest vLLM turns prefix caching on for generative hybrids (is_prefix_caching_supported),
+  // so their states run in "align" mode unless --no-enable-prefix-caching.
+  if (std::ranges::any_of(set.layers,
+                          [](const detail::HfLayer& layer) { return layer.state.has_value(); })) {
+    config.cache.enable_prefix_caching = true;
+    result.notes.push_back(
+        "prefix caching on (vLLM's default for hybrid models): two state blocks per request "
+        "(--mamba-cache-mode align); --no-enable-prefix-caching keeps one");
+  }
   for (const detail::HfLayer& layer : set.layers) {
     if (layer.v_copies_k) result.v_copies_k_layers.push_back(layer.name);
   }

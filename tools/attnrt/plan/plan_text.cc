@@ -77,10 +77,14 @@ void hybrid_lines(TextOut& out, const EngineConfig& config, const KVCachePlan& p
             static_cast<double>(hybrid->state_page_bytes));
   }
   const BlocksPerRequest blocks = blocks_per_request(kv, config);
+  const MambaCacheMode mode = effective_mamba_cache_mode(config.cache);
   out.line(
-      "  per request of {} tokens: {} attention blocks + {} state blocks (one state per request "
-      "and state group, plus one per draft token); {} limit the concurrency",
-      config.model.max_model_len, blocks.attention, blocks.state, blocks.limited_by());
+      "  per request of {} tokens: {} attention blocks + {} state blocks (mamba_cache_mode {}, "
+      "prefix caching {}: {} per request and state group, plus one per draft token); {} limit "
+      "the concurrency",
+      config.model.max_model_len, blocks.attention, blocks.state, mamba_cache_mode_name(mode),
+      config.cache.enable_prefix_caching ? "on" : "off", mode == MambaCacheMode::align ? 2 : 1,
+      blocks.limited_by());
 }
 
 void kv_cache_section(TextOut& out, const EngineConfig& config, const AttentionPlan& plan,
