@@ -2,8 +2,8 @@
 # clang-tidy with the root .clang-tidy over the library and the CLI (src/, tools/), using a build's
 # compile_commands.json: scripts/check-tidy.sh [--changed-since REV] [build-dir, default build/asan]
 # [jobs, default 2]. Every finding is an error. With --changed-since, only the files that need it:
-# those whose text, or a header they include (the build's ninja deps), differs from REV; all of
-# them when .clang-tidy changed. Not run here: CPU_FLASH's kernel files (flash_forward*.cc,
+# those whose text differs from REV, and one includer of each changed header (through which
+# clang-tidy reports the header); all of them when .clang-tidy changed. Not run here: CPU_FLASH's kernel files (flash_forward*.cc,
 # flash_write_kv.cc) and the machine probes (tools/support/machine_probes.cc), which Highway
 # compiles once per SIMD target (minutes of tidy time for code the kernel tests check against the
 # reference), and tests/, bench/ and fuzz/.

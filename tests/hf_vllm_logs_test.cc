@@ -196,6 +196,25 @@ const std::vector<LoggedStartup>& logged_startups() {
        .tokens = 237344,
        .max_concurrency = 7.24,
        .num_blocks = 14834},
+      // Hybrids with prefix caching on (the default here too): vLLM's "align" mode charges each
+      // of the 3 Gated DeltaNet groups 2 state blocks a request. vLLM 0.16.1; older token rule.
+      // fp8 cache: 4 KV heads x 256 x 2 = 2 KiB a token and layer; state 2146304 B, so 1056-token
+      // blocks (padding 0.76%); 4 groups of 8 slots; 150 blocks; a 16384-token request takes 16
+      // attention + 6 state blocks: 150 / 22 = 6.82 (with "none" it would be 150 / 19 = 7.89).
+      {.source = "Qwen3.5-9B on an L40S (index id 54355267735), vLLM 0.16.1, kv_cache_dtype fp8",
+       .file = "qwen3.5-9b.json",
+       .args = {.max_model_len = 16384, .kv_cache_dtype = "fp8", .max_num_batched_tokens = 4096},
+       .available_gib = 2.43,
+       .tokens = 39072,
+       .max_concurrency = 6.82},
+      // vLLM 0.17.1; 2 KV heads: 1 KiB a token, 2096-token blocks (no padding), 4 groups of 10
+      // slots; 284 blocks; 16 + 6 blocks a 32768-token request.
+      {.source = "Qwen3.5-35B-A3B (index id 63574967224), vLLM 0.17.1, kv_cache_dtype fp8",
+       .file = "qwen3.5-35b-a3b.json",
+       .args = {.max_model_len = 32768, .kv_cache_dtype = "fp8", .max_num_batched_tokens = 8192},
+       .available_gib = 5.69,
+       .tokens = 148816,
+       .max_concurrency = 12.91},
       // vLLM 0.10.2 on 2 x H200, prefix caching off; older token rule, which divides by the 4
       // groups (the newer one would print ~3.87M). The Instruct model has the Thinking model's
       // architecture. Block 544 (test below); 12 slots of 557056 B; a 262144-token request

@@ -1,6 +1,8 @@
 #!/usr/bin/python3
-"""Print the .cc files of a list that need clang-tidy after a change: those whose own text or any
-header they include (the build's ninja deps) differs from git revision BASE.
+"""Print the .cc files of a list that need clang-tidy after a change: those whose own text differs
+from git revision BASE, and for each changed header one file that includes it (the build's ninja
+deps; its own .cc when there is one), through which clang-tidy reports the header's code. A
+header included everywhere (engine_config.h) thus costs one file, not the whole tree.
 
 usage: tidy_files_needing_lint.py BUILD_DIR BASE < files (absolute paths, one per line)
 Every file is printed when .clang-tidy itself changed, or when a file has no recorded deps."""
@@ -48,9 +50,24 @@ def main():
     with open(os.path.join(build, "compile_commands.json")) as f:
         objects = {os.path.normpath(e["file"]): object_of(e) for e in json.load(f)}
     deps = deps_of_objects(build)
+    chosen = []
+    headers = {}  # changed header -> the files that include it
     for path in files:
         recorded = deps.get(objects.get(os.path.normpath(path)) or "")
-        if path in changed or not recorded or recorded & changed:
+        if path in changed or not recorded:
+            chosen.append(path)
+            continue
+        for header in recorded & changed:
+            headers.setdefault(header, []).append(path)
+    for header, includers in sorted(headers.items()):
+        if any(path in chosen for path in includers):
+            continue  # a file already linted reports this header
+        stem = os.path.splitext(os.path.basename(header))[0]
+        own = [path for path in includers if os.path.splitext(os.path.basename(path))[0] == stem]
+        chosen.append((own or sorted(includers))[0])
+    picked = set(chosen)
+    for path in files:
+        if path in picked:
             print(path)
 
 
