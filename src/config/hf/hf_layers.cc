@@ -40,18 +40,16 @@ FamilyShape llama_like(const HfFields& fields, HfFamilyDefaults defaults) {
   const bool interleaved = kinds && std::ranges::any_of(kinds->kinds, [&](HfLayerKind kind) {
                              return kind != kinds->kinds.front();
                            });
-  if (interleaved) {
-    shape.kinds = std::move(*kinds);
-  } else if (shape.window > 0) {
+  // Without a per-layer window, vLLM's model-level one applies to every layer.
+  if (!interleaved && shape.window > 0) {
     shape.kinds = all_layers(
         num_layers, HfLayerKind::sliding,
         kinds ? "one layer type, sliding_window set: vLLM's model-level window slides every layer"
               : "sliding_window (every layer)");
-  } else if (kinds) {
-    shape.kinds = std::move(*kinds);
-  } else {
-    shape.kinds = all_layers(num_layers, HfLayerKind::full, "no sliding_window");
+    return shape;
   }
+  shape.kinds =
+      kinds ? std::move(*kinds) : all_layers(num_layers, HfLayerKind::full, "no sliding_window");
   return shape;
 }
 
