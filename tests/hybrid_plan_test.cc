@@ -10,6 +10,7 @@
 
 #include "attnrt/backends/builtin_backends.h"
 #include "attnrt/config/config_loader.h"
+#include "attnrt/config/engine_args.h"
 #include "attnrt/core/error.h"
 #include "attnrt/engine/engine.h"
 #include "attnrt/runner/attention_plan.h"
@@ -159,6 +160,12 @@ TEST(HybridPlan, PrefixCachingHoldsTwoStateBlocksPerRequest) {
   EXPECT_DOUBLE_EQ(max_concurrency(plan.kv.kv_cache_config, config),
                    static_cast<double>(plan.kv.kv_cache_config.num_blocks) / 26.0);
   EXPECT_EQ(effective_mamba_cache_mode(config.cache), MambaCacheMode::align);
+  EngineArgs args;
+  args.mamba_cache_mode = "alligned";
+  const std::string bad = error_of([&] { apply_engine_args(config, args, DType::bf16); });
+  EXPECT_NE(bad.find("--mamba-cache-mode: \"alligned\" is not a Mamba cache mode"),
+            std::string::npos)
+      << bad;
   config.cache.mamba_cache_mode = MambaCacheMode::all;
   EXPECT_NE(error_of([&] { validate_config(config); }).find("cache.mamba_cache_mode: \"all\""),
             std::string::npos);

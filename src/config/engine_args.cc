@@ -72,8 +72,8 @@ void apply_engine_args(EngineConfig& config, const EngineArgs& args, DType model
     apply("--mamba-cache-mode", [&] {
       const auto* name = std::ranges::find(kMambaCacheModeNames, *args.mamba_cache_mode);
       if (name == kMambaCacheModeNames.end()) {
-        fail("\"{}\" is not a Mamba cache mode (none, align, all)",
-             printable(*args.mamba_cache_mode, 40));
+        fail("{}", detail::unknown_name_message(printable(*args.mamba_cache_mode, 40),
+                                                "a Mamba cache mode", kMambaCacheModeNames));
       }
       updated.cache.mamba_cache_mode =
           kAllMambaCacheModes[static_cast<std::size_t>(name - kMambaCacheModeNames.begin())];
